@@ -1,0 +1,65 @@
+# autofuse — `make demo` and `make test` work on a fresh machine: they install what is missing
+# (Debian packages, a .venv with torch==2.13.0 and the package in editable mode), build, and run.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMPS := .stamps
+BUILD := build/py
+APT_PKGS := g++ make llvm-14-tools libsleef-dev libgtest-dev clang-format graphviz
+PY_PKGS := torch==2.13.0 nanobind==3.1.0 lit==23.1.5 pytest scikit-build-core ninja cmake numpy
+SOURCES := $(shell find src tools python/bindings -name '*.cpp' -o -name '*.h' 2>/dev/null) CMakeLists.txt pyproject.toml
+export PATH := /usr/lib/llvm-14/bin:$(PATH)
+export OMP_NUM_THREADS ?= 2
+
+.PHONY: all deps build test test-unit test-lit test-python demo bench-smoke format clean
+
+all: build
+
+deps: $(STAMPS)/apt $(STAMPS)/venv
+
+# Debian packages: installed only when one is missing (dpkg -s is quick).
+$(STAMPS)/apt:
+	@mkdir -p $(STAMPS)
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "apt-get install$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
+	@touch $@
+
+$(STAMPS)/venv:
+	@mkdir -p $(STAMPS)
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --disable-pip-version-check $(PY_PKGS)
+	@touch $@
+
+# The C++ core, autofuse-opt, the unit tests and the Python extension, in one CMake tree
+# driven by scikit-build-core; redone only when a C++ source changed.
+$(STAMPS)/build: $(STAMPS)/apt $(STAMPS)/venv $(SOURCES)
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PIP) install -q --disable-pip-version-check \
+	  --no-build-isolation --no-deps -e .
+	@touch $@
+
+build: $(STAMPS)/build
+
+test-unit: build
+	$(BUILD)/autofuse_unit_tests --gtest_brief=1
+
+test-lit: build
+	PATH=$(CURDIR)/$(BUILD):$$PATH $(VENV)/bin/lit -sv tests/lit
+
+test-python: build
+	$(PY) -m pytest -q tests/python
+
+test: test-unit test-lit test-python
+
+demo: build
+	$(PY) examples/demo.py
+
+bench-smoke: build
+	$(PY) bench/bench_smoke.py
+
+format:
+	clang-format -i $$(find src tools tests/unit python/bindings -name '*.cpp' -o -name '*.h')
+
+clean:
+	rm -rf build $(STAMPS)

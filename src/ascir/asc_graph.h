@@ -1,0 +1,91 @@
+// AscIR: the loop-level IR of one fused kernel (design.md §3), modelled on CANN AutoFuse's
+// AscGraph: axes with symbolic sizes, and nodes that each carry their loop nest (sched axes)
+// and one output tensor {dtype, axis ids, repeats, strides}.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/attr.h"
+#include "support/dtype.h"
+#include "sym/expr.h"
+
+namespace af::ascir {
+
+/// How an axis came to be.
+enum class AxisKind { Original, Merged, TileOuter, TileInner, BlockOuter, BlockInner };
+std::string_view axis_kind_name(AxisKind k);
+
+/// A loop axis. `from` lists the axes it was derived from (merged parts, or the split parent).
+struct Axis {
+  int id = 0;
+  std::string name;
+  sym::Expr size;
+  AxisKind kind = AxisKind::Original;
+  std::vector<int> from;
+};
+
+/// A node's output: dtype and, per axis of `axes`, the repeat (extent; 1 for a broadcast or
+/// reduced dim) and the stride in elements (0 for such a dim). For `data` and `store` nodes the
+/// strides and `offset` describe the tensor in global memory; for the others the local tile.
+struct AscTensor {
+  DType dtype = DType::F32;
+  std::vector<int> axes;
+  std::vector<sym::Expr> repeats;
+  std::vector<sym::Expr> strides;
+  sym::Expr offset = 0;
+};
+
+/// One node. `op` is "data" (kernel input, attr index), "load", "store", "output" (kernel
+/// output, attr index), "scalar" (attr value), "broadcast", "cast", or a compute op kind of the
+/// Graph IR registry ("add", "sigmoid", ...).
+struct AscNode {
+  std::string name;
+  std::string op;
+  std::vector<int> inputs;  // indices into AscGraph::nodes
+  AttrMap attrs;
+  std::vector<int> sched_axes;  // loop nest, outer -> inner (axis ids)
+  AscTensor out;
+};
+
+/// A tiling parameter of a scheduled graph: a size symbol the tiling function chooses at run
+/// time (a tile or block size of `axis`), a multiple of `align` elements.
+struct TilingParam {
+  std::string name;   // the size symbol, e.g. "z0t_size"
+  std::string role;   // "tile" or "block"
+  int axis = -1;      // the axis it splits
+  int64_t align = 1;  // multiple of this many elements
+};
+
+/// What the Schedule pass decided: one TilingCase of the kernel.
+struct ScheduleInfo {
+  int tiling_key = 0;
+  std::string case_name;         // e.g. "elementwise"
+  int block_axis = -1;           // the axis whose index is the launch block index
+  int vectorized_axis = -1;      // innermost axis computed in SIMD lanes
+  std::vector<TilingParam> params;
+  int64_t ub_bytes = 0;          // tile buffer budget the tiling function respects
+  int64_t bytes_per_element = 0; // live buffer bytes per element of the tile axis
+};
+
+/// One kernel's loop-level graph. Nodes are in topological order.
+struct AscGraph {
+  std::string name;
+  std::vector<Axis> axes;
+  std::vector<AscNode> nodes;
+  std::optional<ScheduleInfo> schedule;  // set by the Schedule pass
+
+  const Axis& axis(int id) const;
+  Axis& axis(int id);
+  /// Adds an axis with the next free id and returns that id.
+  int add_axis(std::string name, sym::Expr size, AxisKind kind = AxisKind::Original,
+               std::vector<int> from = {});
+  int add_node(AscNode n);
+  /// The `data` nodes by attr index, and the `output` nodes by attr index.
+  std::vector<int> data_nodes() const;
+  std::vector<int> output_nodes() const;
+  /// All size symbols used by axes and tensors, sorted.
+  std::vector<std::string> size_symbols() const;
+};
+
+}  // namespace af::ascir

@@ -1,0 +1,212 @@
+// Structural checks of an AscGraph (see verifier.h for the list).
+#include "ascir/verifier.h"
+
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "graph/op_registry.h"
+#include "support/error.h"
+
+namespace af::ascir {
+namespace {
+
+bool valid_name(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
+  return true;
+}
+
+class Verifier {
+ public:
+  explicit Verifier(const AscGraph& g) : g_(g) {}
+
+  void run() {
+    if (!valid_name(g_.name)) fail("graph name '" + g_.name + "' is not [A-Za-z0-9_.]+");
+    check_axes();
+    std::set<std::string> names;
+    for (int i = 0; i < static_cast<int>(g_.nodes.size()); ++i) {
+      const AscNode& n = g_.nodes[i];
+      if (!valid_name(n.name))
+        fail("node #" + std::to_string(i) + " (" + n.op + ") has invalid name '" + n.name + "'");
+      if (!names.insert(n.name).second) fail_node(n, "name is used by an earlier node");
+      check_node(i);
+    }
+    check_users();
+    check_indices("data");
+    check_indices("output");
+    if (g_.schedule) check_schedule(*g_.schedule);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw CompileError("ascgraph @" + g_.name + ": " + what);
+  }
+  [[noreturn]] void fail_node(const AscNode& n, const std::string& what) const {
+    fail("node %" + n.name + " (" + n.op + "): " + what);
+  }
+  bool has_axis(int id) const { return axis_ids_.count(id) != 0; }
+
+  void check_axes() {
+    std::set<std::string> names;
+    for (const Axis& a : g_.axes) {
+      std::string label = "axis " + a.name + " (id " + std::to_string(a.id) + ")";
+      if (!valid_name(a.name)) fail(label + ": name is not [A-Za-z0-9_.]+");
+      if (!names.insert(a.name).second) fail(label + ": name is used by another axis");
+      if (!axis_ids_.insert(a.id).second) fail(label + ": id is used by another axis");
+    }
+    for (const Axis& a : g_.axes) {
+      std::string label = "axis " + a.name + " (" + std::string(axis_kind_name(a.kind)) + ")";
+      for (int f : a.from) {
+        if (!has_axis(f)) fail(label + ": derived from unknown axis id " + std::to_string(f));
+        if (f == a.id) fail(label + ": derived from itself");
+      }
+      switch (a.kind) {
+        case AxisKind::Original:
+          if (!a.from.empty()) fail(label + ": an original axis has no source axes");
+          break;
+        case AxisKind::Merged:
+          if (a.from.empty()) fail(label + ": a merged axis needs its source axes");
+          break;
+        default:
+          if (a.from.size() != 1) fail(label + ": a split axis needs exactly one parent axis");
+      }
+    }
+  }
+
+  void check_arity(const AscNode& n, size_t want) const {
+    if (n.inputs.size() != want)
+      fail_node(n, "expects " + std::to_string(want) + " input(s), has " +
+                       std::to_string(n.inputs.size()));
+  }
+
+  void check_node(int i) {
+    const AscNode& n = g_.nodes[i];
+    for (int in : n.inputs)
+      if (in < 0 || in >= i)
+        fail_node(n, in >= 0 && in < static_cast<int>(g_.nodes.size())
+                         ? "input %" + g_.nodes[in].name + " does not precede its user"
+                         : "input index " + std::to_string(in) + " out of range");
+    std::set<int> seen;
+    for (int ax : n.sched_axes) {
+      if (!has_axis(ax)) fail_node(n, "sched axis id " + std::to_string(ax) + " does not exist");
+      if (!seen.insert(ax).second)
+        fail_node(n, "sched axis " + g_.axis(ax).name + " appears twice");
+    }
+    for (int ax : n.out.axes)
+      if (!has_axis(ax)) fail_node(n, "tensor axis id " + std::to_string(ax) + " does not exist");
+    if (n.out.repeats.size() != n.out.axes.size() || n.out.strides.size() != n.out.axes.size())
+      fail_node(n, "tensor has " + std::to_string(n.out.axes.size()) + " axes, " +
+                       std::to_string(n.out.repeats.size()) + " repeats and " +
+                       std::to_string(n.out.strides.size()) + " strides");
+    const std::string& op = n.op;
+    if (op == "data" || op == "output") {
+      auto it = n.attrs.find("index");
+      if (it == n.attrs.end() || !std::holds_alternative<int64_t>(it->second))
+        fail_node(n, "needs an integer attribute 'index'");
+      check_arity(n, op == "data" ? 0 : 1);
+      if (op == "output" && g_.nodes[n.inputs[0]].op != "store")
+        fail_node(n, "input %" + g_.nodes[n.inputs[0]].name + " is not a store");
+    } else if (op == "load") {
+      check_arity(n, 1);
+      if (g_.nodes[n.inputs[0]].op != "data")
+        fail_node(n, "input %" + g_.nodes[n.inputs[0]].name + " is not a data node");
+    } else if (op == "store" || op == "cast") {
+      check_arity(n, 1);
+    } else if (op == "scalar") {
+      check_arity(n, 0);
+      auto it = n.attrs.find("value");
+      if (it == n.attrs.end() || !(std::holds_alternative<int64_t>(it->second) ||
+                                   std::holds_alternative<double>(it->second)))
+        fail_node(n, "needs a numeric attribute 'value'");
+    } else if (op == "broadcast") {
+      check_arity(n, 1);
+      check_broadcast(n, g_.nodes[n.inputs[0]]);
+    } else {
+      const graph::OpDef* def = graph::find_op(op);
+      if (!def || def->cls != graph::OpClass::Elementwise)
+        fail_node(n, "unknown op (expected data, load, store, output, scalar, broadcast, cast or "
+                     "an elementwise op of the registry)");
+      if (def->arity >= 0) check_arity(n, static_cast<size_t>(def->arity));
+    }
+  }
+
+  // Aligned right, every dim where the result's repeat differs from the input's must have
+  // input repeat 1, and aligned dims must be the same axis.
+  void check_broadcast(const AscNode& n, const AscNode& in) const {
+    const AscTensor& o = n.out;
+    const AscTensor& x = in.out;
+    if (x.axes.size() > o.axes.size())
+      fail_node(n, "input %" + in.name + " has rank " + std::to_string(x.axes.size()) +
+                       " above the result rank " + std::to_string(o.axes.size()));
+    size_t lead = o.axes.size() - x.axes.size();
+    for (size_t j = 0; j < x.axes.size(); ++j) {
+      size_t i = j + lead;
+      if (x.axes[j] != o.axes[i])
+        fail_node(n, "input %" + in.name + " dim " + std::to_string(j) + " is axis " +
+                         g_.axis(x.axes[j]).name + ", result dim is " + g_.axis(o.axes[i]).name);
+      if (x.repeats[j] != o.repeats[i] && x.repeats[j] != sym::Expr(1))
+        fail_node(n, "input %" + in.name + " has repeat " + x.repeats[j].str() + " on axis " +
+                         g_.axis(x.axes[j]).name + " it expands to " + o.repeats[i].str() +
+                         " (must be 1)");
+    }
+  }
+
+  void check_users() const {
+    for (const AscNode& n : g_.nodes)
+      for (int in : n.inputs) {
+        const AscNode& p = g_.nodes[in];
+        if (p.op == "store" && n.op != "output")
+          fail_node(p, "feeds %" + n.name + " (" + n.op + "); a store may feed only outputs");
+      }
+  }
+
+  void check_indices(const std::string& op) const {
+    std::map<int64_t, const AscNode*> by_index;
+    for (const AscNode& n : g_.nodes) {
+      if (n.op != op) continue;
+      int64_t idx = std::get<int64_t>(n.attrs.find("index")->second);
+      auto [it, fresh] = by_index.emplace(idx, &n);
+      if (!fresh)
+        fail_node(n, "index " + std::to_string(idx) + " is also used by %" + it->second->name);
+    }
+    int64_t expect = 0;
+    for (const auto& [idx, n] : by_index) {
+      if (idx != expect)
+        fail_node(*n, "index " + std::to_string(idx) + " leaves a gap: " + op +
+                          " indices must be 0.." + std::to_string(by_index.size() - 1));
+      ++expect;
+    }
+  }
+
+  void check_schedule(const ScheduleInfo& s) const {
+    std::string label = "schedule \"" + s.case_name + "\"";
+    if (s.block_axis != -1 && !has_axis(s.block_axis))
+      fail(label + ": block axis id " + std::to_string(s.block_axis) + " does not exist");
+    if (s.vectorized_axis != -1 && !has_axis(s.vectorized_axis))
+      fail(label + ": vectorized axis id " + std::to_string(s.vectorized_axis) +
+           " does not exist");
+    if (s.ub_bytes < 0 || s.bytes_per_element < 0)
+      fail(label + ": ub_bytes and bytes_per_element must be non-negative");
+    std::set<std::string> names;
+    for (const TilingParam& p : s.params) {
+      std::string pl = label + ": param " + p.name;
+      if (!valid_name(p.name)) fail(pl + ": name is not [A-Za-z0-9_.]+");
+      if (!names.insert(p.name).second) fail(pl + ": declared twice");
+      if (p.role != "tile" && p.role != "block")
+        fail(pl + ": role '" + p.role + "' is neither tile nor block");
+      if (!has_axis(p.axis)) fail(pl + ": axis id " + std::to_string(p.axis) + " does not exist");
+      if (p.align < 1) fail(pl + ": align " + std::to_string(p.align) + " must be >= 1");
+    }
+  }
+
+  const AscGraph& g_;
+  std::set<int> axis_ids_;
+};
+
+}  // namespace
+
+void verify(const AscGraph& g) { Verifier(g).run(); }
+
+}  // namespace af::ascir

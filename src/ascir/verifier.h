@@ -1,0 +1,17 @@
+// AscIR verifier: the structural invariants every pass may assume of an AscGraph.
+#pragma once
+#include "ascir/asc_graph.h"
+
+namespace af::ascir {
+
+/// Checks `g` and throws CompileError naming the graph and the offending node/axis when:
+/// names are missing, malformed ([A-Za-z0-9_.]+) or repeated; a derived axis's sources are
+/// missing; an input does not precede its user; a sched or tensor axis does not exist;
+/// out.axes/repeats/strides differ in length; data/output indices are not unique and dense
+/// 0..n-1; load does not read a data node, a store feeds a non-output, an output does not read a
+/// store; an op is unknown or has the wrong number of inputs (compute ops: the Graph IR registry
+/// arity); a broadcast's input has a repeat other than 1 on a dim it expands; the schedule names
+/// a missing axis or has a malformed param.
+void verify(const AscGraph& g);
+
+}  // namespace af::ascir

@@ -1,0 +1,43 @@
+// FusedGraph: the graph after fusion — kernels (AscBackend nodes, each one AscGraph) and the ops
+// left to ATen, in execution order.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ascir/asc_graph.h"
+#include "graph/graph.h"
+
+namespace af::fusion {
+
+/// One step of the fused program.
+struct FusedNode {
+  enum class Kind {
+    Kernel,  // a generated kernel: `kernel` holds its AscGraph
+    Opaque,  // a Graph IR node run by the frontend (ATen), or a view/input/const it evaluates
+  };
+  Kind kind = Kind::Kernel;
+  std::string name;             // "k0", "k1", ... for kernels; the node name for others
+  std::vector<int> ops;         // Graph IR node indices this step computes
+  std::vector<int> inputs;      // Graph IR node indices read (kernel: data index i -> inputs[i])
+  std::vector<int> outputs;     // Graph IR node indices written (kernel: output index i -> outputs[i])
+  ascir::AscGraph kernel;       // Kind::Kernel only
+  std::string reason;           // Kind::Opaque: why this op is not in a kernel
+};
+
+/// A fusion the policy declined, with the reason (for explain and the lit tests).
+struct RejectedFusion {
+  std::string producer;  // step names
+  std::string consumer;
+  std::string reason;
+};
+
+/// The graph after fusion. `source` is the Graph IR it was built from (kept by value).
+struct FusedGraph {
+  graph::Graph source;
+  std::vector<FusedNode> nodes;  // execution order
+  std::vector<RejectedFusion> rejected;
+
+  int num_kernels() const;
+};
+
+}  // namespace af::fusion

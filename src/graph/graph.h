@@ -1,0 +1,76 @@
+// Graph IR: the op-level DAG autofuse receives from a frontend (the "Ascend IR" of the seed).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/attr.h"
+#include "support/dtype.h"
+#include "sym/expr.h"
+
+namespace af::graph {
+
+/// A tensor's type: dtype, symbolic shape, and its layout in memory as strides (in elements) and
+/// an offset from the start of its storage. Every value carries the layout eager PyTorch gives it
+/// (the frontend copies it from the FX meta), so kernels load and store through these strides
+/// and outputs match eager's layout; strides are 0 for an expanded dim. A view's strides and
+/// offset are relative to its operand's storage.
+struct TensorType {
+  DType dtype = DType::F32;
+  std::vector<sym::Expr> shape;
+  std::vector<sym::Expr> strides;
+  sym::Expr offset = 0;
+
+  size_t rank() const { return shape.size(); }
+  sym::Expr numel() const { return sym::product(shape); }
+  bool is_contiguous() const;
+  /// A contiguous (row-major) tensor of this dtype and shape.
+  static TensorType contiguous(DType dtype, std::vector<sym::Expr> shape);
+};
+/// Row-major strides for `shape`.
+std::vector<sym::Expr> contiguous_strides(const std::vector<sym::Expr>& shape);
+
+/// A size symbol of the graph with its hint (the value seen when the graph was captured).
+struct Symbol {
+  std::string name;
+  int64_t hint = 0;
+};
+
+/// One op; its result is the value named `name` (every op has exactly one result).
+/// `kind` names an entry of the op registry (graph/op_registry.h): "add", "sigmoid", "input",
+/// "const", "broadcast", "cast", "permute", "opaque", ...
+struct Node {
+  std::string name;  // result value name, printed "%name"
+  std::string kind;
+  std::vector<int> operands;  // indices of producer nodes in Graph::nodes
+  AttrMap attrs;
+  TensorType type;
+};
+
+/// A whole graph in topological order: operands always precede their users.
+struct Graph {
+  std::string name = "main";
+  std::vector<Symbol> symbols;
+  std::vector<Node> nodes;
+  std::vector<int> outputs;  // node indices returned by the graph, in order
+
+  /// Appends a node and returns its index.
+  int add(Node n);
+  /// Index of the node named `name`, or -1.
+  int find(std::string_view name) const;
+  /// Indices of the input nodes, ordered by their `index` attribute.
+  std::vector<int> inputs() const;
+  /// For each node, the indices of the nodes that use it.
+  std::vector<std::vector<int>> users() const;
+  /// Symbol hints as bindings for sym::Expr::eval.
+  sym::Bindings hints() const;
+};
+
+/// Integer attribute by name; throws CompileError naming the node when absent or mistyped.
+int64_t attr_int(const Node& n, std::string_view key);
+double attr_float(const Node& n, std::string_view key);
+const std::string& attr_string(const Node& n, std::string_view key);
+const std::vector<sym::Expr>& attr_list(const Node& n, std::string_view key);
+bool has_attr(const Node& n, std::string_view key);
+
+}  // namespace af::graph

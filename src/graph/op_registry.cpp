@@ -1,0 +1,119 @@
+// The op registry table: one row per Graph IR op kind (see docs/ir.md for the list).
+//
+// CPU emission convention: an elementwise op `k` with n operands emits "af_k({0})",
+// "af_k({0}, {1})" or "af_k({0}, {1}, {2})"; the vector library (runtime/include/autofuse_cpu.h)
+// defines af_<kind> for scalar and SIMD values. Costs are per element relative to an add.
+#include "graph/op_registry.h"
+
+#include <unordered_map>
+
+namespace af::graph {
+namespace {
+
+constexpr DTypeMask kAllTypes = 0x3ffu;  // every DType
+constexpr DTypeMask kFloatOrBool = kFloatTypes | kBoolType;
+
+using C = OpClass;
+
+// Elementwise semantics worth stating (all compute in f32 for f16/bf16 operands):
+//   div: true division. div_floor: floor(a / b) (torch rounding_mode="floor").
+//   div_trunc: trunc(a / b) (rounding_mode="trunc"). pow(x, y): x ** y.
+//   maximum/minimum: propagate NaN like torch. relu: max(x, 0).
+//   gelu: exact 0.5*x*(1 + erf(x/sqrt(2))); attr approximate = "tanh" selects the tanh form.
+//   silu: x * sigmoid(x). sigmoid: 1 / (1 + exp(-x)). rsqrt: 1/sqrt(x).
+//   clamp(x, lo, hi) = min(max(x, lo), hi); clamp_min(x, lo) = max(x, lo);
+//   clamp_max(x, hi) = min(x, hi).   where(cond, a, b): cond ? a : b (cond is bool).
+//   round: half to even (torch.round). sign: -1, 0 or 1 (0 for +-0 and for NaN, as torch).
+//   eq ne lt le gt ge, isnan, isinf, logical_*: produce bool.
+//   bitwise_* on bool operands: the same as logical_* (and produce bool).
+const std::vector<OpDef> kOps = {
+    // Sources.
+    {"input", C::Input, 0, kAllTypes, "", 0},
+    {"const", C::Const, 0, kAllTypes, "", 0},
+    // Arithmetic.
+    {"add", C::Elementwise, 2, kFloatTypes, "af_add({0}, {1})", 1},
+    {"sub", C::Elementwise, 2, kFloatTypes, "af_sub({0}, {1})", 1},
+    {"mul", C::Elementwise, 2, kFloatTypes, "af_mul({0}, {1})", 1},
+    {"div", C::Elementwise, 2, kFloatTypes, "af_div({0}, {1})", 4},
+    {"div_floor", C::Elementwise, 2, kFloatTypes, "af_div_floor({0}, {1})", 6},
+    {"div_trunc", C::Elementwise, 2, kFloatTypes, "af_div_trunc({0}, {1})", 5},
+    {"neg", C::Elementwise, 1, kFloatTypes, "af_neg({0})", 1},
+    {"abs", C::Elementwise, 1, kFloatTypes, "af_abs({0})", 1},
+    {"reciprocal", C::Elementwise, 1, kFloatTypes, "af_reciprocal({0})", 4},
+    {"pow", C::Elementwise, 2, kFloatTypes, "af_pow({0}, {1})", 20},
+    {"maximum", C::Elementwise, 2, kFloatTypes, "af_maximum({0}, {1})", 1},
+    {"minimum", C::Elementwise, 2, kFloatTypes, "af_minimum({0}, {1})", 1},
+    {"clamp", C::Elementwise, 3, kFloatTypes, "af_clamp({0}, {1}, {2})", 2},
+    {"clamp_min", C::Elementwise, 2, kFloatTypes, "af_clamp_min({0}, {1})", 1},
+    {"clamp_max", C::Elementwise, 2, kFloatTypes, "af_clamp_max({0}, {1})", 1},
+    // Transcendental and roots.
+    {"exp", C::Elementwise, 1, kFloatTypes, "af_exp({0})", 10},
+    {"exp2", C::Elementwise, 1, kFloatTypes, "af_exp2({0})", 10},
+    {"log", C::Elementwise, 1, kFloatTypes, "af_log({0})", 12},
+    {"log1p", C::Elementwise, 1, kFloatTypes, "af_log1p({0})", 14},
+    {"expm1", C::Elementwise, 1, kFloatTypes, "af_expm1({0})", 14},
+    {"sqrt", C::Elementwise, 1, kFloatTypes, "af_sqrt({0})", 4},
+    {"rsqrt", C::Elementwise, 1, kFloatTypes, "af_rsqrt({0})", 5},
+    {"sigmoid", C::Elementwise, 1, kFloatTypes, "af_sigmoid({0})", 12},
+    {"tanh", C::Elementwise, 1, kFloatTypes, "af_tanh({0})", 14},
+    {"erf", C::Elementwise, 1, kFloatTypes, "af_erf({0})", 14},
+    {"sin", C::Elementwise, 1, kFloatTypes, "af_sin({0})", 16},
+    {"cos", C::Elementwise, 1, kFloatTypes, "af_cos({0})", 16},
+    // Activations.
+    {"relu", C::Elementwise, 1, kFloatTypes, "af_relu({0})", 1},
+    {"gelu", C::Elementwise, 1, kFloatTypes, "af_gelu({0})", 20},
+    {"silu", C::Elementwise, 1, kFloatTypes, "af_silu({0})", 12},
+    // Rounding and sign.
+    {"sign", C::Elementwise, 1, kFloatTypes, "af_sign({0})", 2},
+    {"floor", C::Elementwise, 1, kFloatTypes, "af_floor({0})", 1},
+    {"ceil", C::Elementwise, 1, kFloatTypes, "af_ceil({0})", 1},
+    {"round", C::Elementwise, 1, kFloatTypes, "af_round({0})", 1},
+    {"trunc", C::Elementwise, 1, kFloatTypes, "af_trunc({0})", 1},
+    // Selection: operand 0 bool, operands 1-2 float (positions checked by the verifier).
+    {"where", C::Elementwise, 3, kFloatOrBool, "af_where({0}, {1}, {2})", 1},
+    // Comparisons and classification: float operands, bool result.
+    {"eq", C::Elementwise, 2, kFloatTypes, "af_eq({0}, {1})", 1},
+    {"ne", C::Elementwise, 2, kFloatTypes, "af_ne({0}, {1})", 1},
+    {"lt", C::Elementwise, 2, kFloatTypes, "af_lt({0}, {1})", 1},
+    {"le", C::Elementwise, 2, kFloatTypes, "af_le({0}, {1})", 1},
+    {"gt", C::Elementwise, 2, kFloatTypes, "af_gt({0}, {1})", 1},
+    {"ge", C::Elementwise, 2, kFloatTypes, "af_ge({0}, {1})", 1},
+    {"isnan", C::Elementwise, 1, kFloatTypes, "af_isnan({0})", 1},
+    {"isinf", C::Elementwise, 1, kFloatTypes, "af_isinf({0})", 1},
+    // Boolean logic: bool operands, bool result.
+    {"logical_and", C::Elementwise, 2, kBoolType, "af_logical_and({0}, {1})", 1},
+    {"logical_or", C::Elementwise, 2, kBoolType, "af_logical_or({0}, {1})", 1},
+    {"logical_xor", C::Elementwise, 2, kBoolType, "af_logical_xor({0}, {1})", 1},
+    {"logical_not", C::Elementwise, 1, kBoolType, "af_logical_not({0})", 1},
+    {"bitwise_and", C::Elementwise, 2, kBoolType, "af_bitwise_and({0}, {1})", 1},
+    {"bitwise_or", C::Elementwise, 2, kBoolType, "af_bitwise_or({0}, {1})", 1},
+    {"bitwise_xor", C::Elementwise, 2, kBoolType, "af_bitwise_xor({0}, {1})", 1},
+    {"bitwise_not", C::Elementwise, 1, kBoolType, "af_bitwise_not({0})", 1},
+    // Data movement.
+    {"broadcast", C::Broadcast, 1, kAllTypes, "", 0},
+    {"cast", C::Cast, 1, kAllTypes, "", 1},
+    {"reshape", C::View, 1, kAllTypes, "", 0},
+    {"permute", C::View, 1, kAllTypes, "", 0},
+    {"unsqueeze", C::View, 1, kAllTypes, "", 0},
+    {"squeeze", C::View, 1, kAllTypes, "", 0},
+    {"slice", C::View, 1, kAllTypes, "", 0},
+    {"expand", C::View, 1, kAllTypes, "", 0},
+    // Everything else runs as ATen.
+    {"opaque", C::Opaque, -1, kAllTypes, "", 0},
+};
+
+}  // namespace
+
+const OpDef* find_op(std::string_view kind) {
+  static const std::unordered_map<std::string_view, const OpDef*> index = [] {
+    std::unordered_map<std::string_view, const OpDef*> m;
+    for (const auto& op : kOps) m.emplace(op.name, &op);
+    return m;
+  }();
+  auto it = index.find(kind);
+  return it == index.end() ? nullptr : it->second;
+}
+
+const std::vector<OpDef>& all_ops() { return kOps; }
+
+}  // namespace af::graph

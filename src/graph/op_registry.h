@@ -1,0 +1,49 @@
+// The op registry: one row per Graph IR op kind — its class, arity, the dtypes kernels support,
+// its CPU code emission and its cost. Adding an op touches this table only (plus the frontend's
+// ATen mapping).
+#pragma once
+#include <string_view>
+#include <vector>
+
+#include "support/dtype.h"
+
+namespace af::graph {
+
+/// What an op is to the fusion compiler.
+enum class OpClass {
+  Input,        // a graph input (attr index)
+  Const,        // a scalar constant (attr value), rank-0 result
+  Elementwise,  // pointwise math over operands of the result's shape
+  Broadcast,    // expand to the result shape (attr none; shape in the result type)
+  Cast,         // convert to the result dtype
+  View,         // an alias of its operand with other shape/strides/offset (result type says how)
+  Opaque,       // runs as ATen in the frontend (attr target = "aten.mm.default" etc.)
+};
+
+/// Dtype sets as bit masks over DType.
+using DTypeMask = uint32_t;
+constexpr DTypeMask mask_of(DType t) { return 1u << static_cast<unsigned>(t); }
+/// f32 and the low-precision floats computed in f32.
+constexpr DTypeMask kFloatTypes = mask_of(DType::F32) | mask_of(DType::F16) | mask_of(DType::BF16);
+constexpr DTypeMask kBoolType = mask_of(DType::Bool);
+
+/// One registry row.
+struct OpDef {
+  std::string_view name;
+  OpClass cls;
+  int arity;  // number of tensor operands; -1 = any
+  /// Dtypes of the operands a generated kernel accepts (checked on every operand).
+  DTypeMask operand_dtypes;
+  /// CPU emission: a C++ expression over the operand values {0}, {1}, {2}, calling the vector
+  /// library in runtime/include/autofuse_cpu.h. Empty for non-compute ops.
+  std::string_view cpu_expr;
+  /// Relative compute cost per element (1 = an add); used by the cost model and explain.
+  double cost;
+};
+
+/// The row for `kind`, or nullptr when the kind is unknown.
+const OpDef* find_op(std::string_view kind);
+/// All rows, in table order.
+const std::vector<OpDef>& all_ops();
+
+}  // namespace af::graph

@@ -1,0 +1,19 @@
+// Graph IR verifier: the invariants every pass may assume of a Graph.
+#pragma once
+#include "graph/graph.h"
+
+namespace af::graph {
+
+/// Throws CompileError naming the offending node (its printed line) when `g` breaks an
+/// invariant: unique, well-formed value names; known op kinds; operands defined before use;
+/// arity from the registry; input indices 0..n-1 unique; const results rank 0 with a numeric
+/// value; strides rank == shape rank; results of elementwise/broadcast/cast ops contiguous with
+/// offset 0; elementwise operands of the result's shape (exact symbolic equality), except
+/// rank-0 `const` operands; operand dtypes allowed by the registry (where: operand 0 bool,
+/// 1-2 float); dtype rules (comparisons, isnan/isinf and logical_*/bitwise_* give bool, other
+/// elementwise ops give their operands' dtype); broadcast/expand sources compatible with the
+/// result; view attributes consistent with the shapes; opaque ops carry a string target;
+/// outputs exist; every size symbol used is declared once in the header.
+void verify(const Graph& g);
+
+}  // namespace af::graph

@@ -1,0 +1,125 @@
+// The pass pipeline, top to bottom: verify -> lower -> fuse -> schedule -> codegen -> jit.
+// Each pass is a free function of the stage it belongs to; this file only orders them, dumps
+// each IR (CompileOptions::dump_dir) and times the whole.
+#include "pipeline/pipeline.h"
+
+#include <chrono>
+#include <fstream>
+#include <mutex>
+
+#include "ascir/verifier.h"
+#include "codegen/cpu_emitter.h"
+#include "fusion/fuse.h"
+#include "fusion/lower.h"
+#include "fusion/printer.h"
+#include "graph/printer.h"
+#include "graph/verifier.h"
+#include "jit/compile.h"
+#include "runtime/module.h"
+#include "schedule/schedule.h"
+#include "support/error.h"
+
+namespace af {
+namespace {
+
+std::mutex g_stats_mutex;
+CompileStats g_stats;
+
+/// Writes one IR stage to `<dump_dir>/<graph>.<stage>` when dumping is on.
+void dump(const CompileOptions& opts, const std::string& graph, const std::string& stage,
+          const std::string& text) {
+  if (opts.dump_dir.empty()) return;
+  std::ofstream(opts.dump_dir + "/" + graph + "." + stage) << text;
+}
+
+void log(const CompileOptions& opts, const std::string& line) {
+  if (opts.log) opts.log(line);
+}
+
+/// The kernels of a fused graph, in execution order.
+std::vector<ascir::AscGraph*> kernels_of(fusion::FusedGraph& fused) {
+  std::vector<ascir::AscGraph*> out;
+  for (auto& n : fused.nodes)
+    if (n.kind == fusion::FusedNode::Kind::Kernel) out.push_back(&n.kernel);
+  return out;
+}
+
+}  // namespace
+
+CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage last) {
+  auto start = std::chrono::steady_clock::now();
+  CompiledProgram prog;
+  const std::string& name = g.name;
+
+  dump(opts, name, "graph.ir", graph::print(g));
+  graph::verify(g);
+  if (last == Stage::Verify) return prog;
+
+  // Every fusible op becomes a one-op AscGraph; the rest stays ATen.
+  prog.fused = fusion::lower(g);
+  dump(opts, name, "lowered.txt", fusion::print(prog.fused));
+  if (last == Stage::Lower) return prog;
+
+  // Greedy merging under the CanFuse policy (fusion/can_fuse.h).
+  fusion::FusionOptions fusion_opts;
+  fusion_opts.enabled = opts.enable_fusion;
+  prog.fused = fusion::fuse(std::move(prog.fused), fusion_opts);
+  dump(opts, name, "fused.txt", fusion::print(prog.fused));
+  if (last == Stage::Fuse) return prog;
+
+  // Axis merging, tile and block split, vectorized axis: one TilingCase per kernel.
+  for (ascir::AscGraph* k : kernels_of(prog.fused)) {
+    ascir::verify(*k);
+    schedule::schedule_kernel(*k, opts.target);
+    ascir::verify(*k);
+  }
+  dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
+  if (last == Stage::Schedule) return prog;
+
+  // One C++ translation unit for every kernel of the graph.
+  std::vector<const ascir::AscGraph*> kernels;
+  for (ascir::AscGraph* k : kernels_of(prog.fused)) kernels.push_back(k);
+  codegen::EmittedSource src = codegen::emit_cpu_source(kernels, opts.target);
+  prog.source = src.code;
+  dump(opts, name, "cpp", prog.source);
+  if (last == Stage::Codegen || kernels.empty()) return prog;
+
+  // Compile (or fetch from the disk cache) and load.
+  jit::CompileRequest req;
+  req.source = prog.source;
+  req.cxx = opts.cxx;
+  req.flags = codegen::cpu_compile_flags(opts.target);
+  req.include_dirs = {AUTOFUSE_SOURCE_INCLUDE_DIR};
+  req.libs = {"sleef"};
+  req.cache_dir = opts.cache_dir;
+  req.tag = name;
+  req.log = opts.log;
+  prog.module = jit::compile_and_load(req, &prog.stats);
+  for (const auto& k : src.kernels) {
+    KernelHandle h;
+    h.name = k.name;
+    h.symbols = k.symbols;
+    h.num_inputs = k.num_inputs;
+    h.num_outputs = k.num_outputs;
+    h.tiling_fn = prog.module->symbol(k.name + "_tiling");
+    h.kernel_fn = prog.module->symbol(k.name + "_kernel");
+    prog.kernels.push_back(std::move(h));
+  }
+
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log(opts, "compiled graph " + name + ": " + std::to_string(prog.kernels.size()) +
+                " kernel(s) in " + std::to_string(seconds) + " s");
+  std::lock_guard<std::mutex> lock(g_stats_mutex);
+  g_stats.cxx_compiles += prog.stats.cxx_compiles;
+  g_stats.cache_hits += prog.stats.cache_hits;
+  g_stats.compile_seconds += prog.stats.compile_seconds;
+  return prog;
+}
+
+CompileStats global_stats() {
+  std::lock_guard<std::mutex> lock(g_stats_mutex);
+  return g_stats;
+}
+
+}  // namespace af

@@ -1,0 +1,68 @@
+// The compiler pipeline: Graph IR in, compiled program out. The pass list lives in pipeline.cpp
+// and reads top to bottom (Halide's Lower.cpp): verify -> lower -> fuse -> schedule -> codegen
+// -> jit. Each stage can be dumped (CompileOptions::dump_dir).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusion/fused_graph.h"
+#include "graph/graph.h"
+#include "schedule/target.h"
+
+namespace af::runtime {
+class LoadedModule;
+}
+
+namespace af {
+
+/// Options for one compilation. Defaults come from the environment (AUTOFUSE_DUMP, ...) in the
+/// frontend, never read here.
+struct CompileOptions {
+  std::string dump_dir;      // write every IR stage here when non-empty
+  std::string cache_dir;     // JIT cache; empty = default private dir
+  std::string cxx = "g++";   // system C++ compiler
+  bool enable_fusion = true; // false: every op its own kernel
+  schedule::Target target = schedule::Target::host_cpu();
+  /// Receives log lines ("cache hit k0 ...", "compiled in 0.31 s"); may be empty.
+  std::function<void(const std::string&)> log;
+};
+
+/// One kernel ready to launch.
+struct KernelHandle {
+  std::string name;
+  std::vector<std::string> symbols;  // size symbols passed at launch, in this order
+  int num_inputs = 0;
+  int num_outputs = 0;
+  void* tiling_fn = nullptr;  // af_tiling_fn
+  void* kernel_fn = nullptr;  // af_kernel_fn
+};
+
+/// Counters a test or benchmark reads (compiles vs cache hits, seconds spent).
+struct CompileStats {
+  int cxx_compiles = 0;
+  int cache_hits = 0;
+  double compile_seconds = 0;
+};
+
+/// The result of compile(): the fused program, the generated source and the loaded kernels.
+struct CompiledProgram {
+  fusion::FusedGraph fused;
+  std::string source;                    // the generated C++ of all kernels
+  std::vector<KernelHandle> kernels;     // one per Kernel node of `fused`, in order
+  std::shared_ptr<runtime::LoadedModule> module;  // keeps the shared object loaded
+  CompileStats stats;
+};
+
+/// Stages a driver can stop after.
+enum class Stage { Verify, Lower, Fuse, Schedule, Codegen, Jit };
+
+/// Runs the pipeline up to and including `last`. Throws CompileError (bad graph) or
+/// ToolchainError (compiler/cache failure); the frontend turns both into an eager fallback.
+CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage last = Stage::Jit);
+
+/// Process-wide compile counters (all compile() calls).
+CompileStats global_stats();
+
+}  // namespace af

@@ -1,0 +1,41 @@
+/* autofuse kernel ABI: what generated kernel sources export and what the runtime calls.
+ * Plain C so any emitter (CPU C++, later Ascend C / CUDA host stubs) can implement it. */
+#ifndef AUTOFUSE_ABI_H
+#define AUTOFUSE_ABI_H
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The machine as the tiling function sees it at call time. */
+typedef struct af_target {
+  int64_t cores;        /* threads available for this launch */
+  int64_t ub_bytes;     /* per-core tile buffer budget */
+  int64_t align_bytes;  /* alignment of tile sizes */
+  int64_t vector_bytes; /* SIMD register width */
+} af_target;
+
+/* Every kernel's TilingData struct starts with these two fields. */
+typedef struct af_tiling_header {
+  int64_t block_dim;  /* number of blocks to launch */
+  int64_t tiling_key; /* which TilingCase to run */
+} af_tiling_header;
+
+/* Largest TilingData any kernel may use (bytes); the runtime keeps one on the stack. */
+#define AF_MAX_TILING_DATA_BYTES 1024
+
+/* For a kernel named K the generated source exports:
+ *   void K_tiling(const int64_t* symbols, const af_target* target, void* tiling_data);
+ *   void K_kernel(void* const* args, const void* tiling_data, int64_t block_idx);
+ * `symbols` holds the kernel's size symbols in the order the compiler reports;
+ * `args` holds the data pointers of inputs then outputs, in kernel index order. */
+typedef void (*af_tiling_fn)(const int64_t*, const af_target*, void*);
+typedef void (*af_kernel_fn)(void* const*, const void*, int64_t);
+
+#define AF_ABI_VERSION 1
+
+#ifdef __cplusplus
+}
+#endif
+#endif

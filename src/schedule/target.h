@@ -1,0 +1,22 @@
+// Target: the machine as the Schedule and the tiling function see it (design.md §4).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace af::schedule {
+
+/// Cores, tile buffer ("UB") budget, alignment and vector width. For the CPU the UB is a per-core
+/// cache budget and the vector width comes from the host ISA.
+struct Target {
+  std::string name = "cpu";
+  std::string isa = "avx2";        // "avx2", "avx512" or "scalar"
+  int64_t cores = 1;               // default; the runtime passes the live thread count
+  int64_t ub_bytes = 256 * 1024;   // per-core tile budget (L2-sized)
+  int64_t align_bytes = 32;
+  int64_t vector_bytes = 32;
+
+  /// The host CPU: ISA from cpuid (AVX-512 if present, else AVX2, else scalar).
+  static Target host_cpu();
+};
+
+}  // namespace af::schedule

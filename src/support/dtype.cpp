@@ -1,0 +1,42 @@
+#include "support/dtype.h"
+
+#include <array>
+
+namespace af {
+namespace {
+struct DTypeRow {
+  DType type;
+  const char* name;
+  int size;
+  const char* storage;
+};
+// One row per dtype: the single table every query reads.
+constexpr std::array<DTypeRow, 10> kDTypes = {{
+    {DType::Bool, "bool", 1, "uint8_t"},
+    {DType::U8, "u8", 1, "uint8_t"},
+    {DType::I8, "i8", 1, "int8_t"},
+    {DType::I16, "i16", 2, "int16_t"},
+    {DType::I32, "i32", 4, "int32_t"},
+    {DType::I64, "i64", 8, "int64_t"},
+    {DType::F16, "f16", 2, "uint16_t"},
+    {DType::BF16, "bf16", 2, "uint16_t"},
+    {DType::F32, "f32", 4, "float"},
+    {DType::F64, "f64", 8, "double"},
+}};
+const DTypeRow& row(DType t) { return kDTypes[static_cast<size_t>(t)]; }
+}  // namespace
+
+std::string_view dtype_name(DType t) { return row(t).name; }
+int dtype_size(DType t) { return row(t).size; }
+std::string_view dtype_storage_cpp(DType t) { return row(t).storage; }
+bool is_floating(DType t) {
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
+}
+bool is_low_precision_float(DType t) { return t == DType::F16 || t == DType::BF16; }
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (const auto& r : kDTypes)
+    if (name == r.name) return r.type;
+  return std::nullopt;
+}
+
+}  // namespace af

@@ -1,0 +1,155 @@
+// autofuse-opt: reads textual Graph IR (or AscIR with --input=ascir), runs the named passes and
+// prints the resulting IR — the tool every lit test drives, like mlir-opt.
+//
+//   autofuse-opt [--input=graph|ascir] [--passes=lower,fuse,schedule,codegen] [--no-fusion]
+//                [--isa=avx2|avx512|scalar] [FILE|-]
+//
+// With no passes it parses, verifies and prints (the round trip). Graph IR passes run in the
+// order given; `lower` is implied by any later pass. For AscIR input the only pass is
+// `schedule`.
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ascir/parser.h"
+#include "ascir/printer.h"
+#include "ascir/verifier.h"
+#include "codegen/cpu_emitter.h"
+#include "fusion/fuse.h"
+#include "fusion/lower.h"
+#include "fusion/printer.h"
+#include "graph/parser.h"
+#include "graph/printer.h"
+#include "graph/verifier.h"
+#include "schedule/schedule.h"
+#include "support/error.h"
+
+namespace {
+
+struct Args {
+  std::string input = "graph";
+  std::vector<std::string> passes;
+  bool fusion = true;
+  std::string isa;
+  std::string file = "-";
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, sep);)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int usage(const std::string& why) {
+  std::cerr << "autofuse-opt: " << why << "\n"
+            << "usage: autofuse-opt [--input=graph|ascir] [--passes=lower,fuse,schedule,codegen]"
+               " [--no-fusion] [--isa=avx2|avx512|scalar] [FILE|-]\n";
+  return 2;
+}
+
+std::string read_input(const std::string& file) {
+  if (file == "-") return {std::istreambuf_iterator<char>(std::cin), {}};
+  std::ifstream in(file);
+  if (!in) throw af::CompileError("cannot open '" + file + "'");
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) {
+  for (const auto& s : v)
+    if (s == x) return true;
+  return false;
+}
+
+/// Graph IR in: parse, verify, then lower / fuse / schedule / codegen as asked.
+void run_graph(const Args& a, const std::string& text, const af::schedule::Target& target) {
+  for (const af::graph::Graph& g : af::graph::parse_graphs(text)) {
+    af::graph::verify(g);
+    if (a.passes.empty()) {
+      std::cout << af::graph::print(g);
+      continue;
+    }
+    af::fusion::FusedGraph fused = af::fusion::lower(g);
+    if (has(a.passes, "fuse")) {
+      af::fusion::FusionOptions opts;
+      opts.enabled = a.fusion;
+      fused = af::fusion::fuse(std::move(fused), opts);
+    }
+    std::vector<const af::ascir::AscGraph*> kernels;
+    for (auto& n : fused.nodes) {
+      if (n.kind != af::fusion::FusedNode::Kind::Kernel) continue;
+      if (has(a.passes, "schedule") || has(a.passes, "codegen")) {
+        af::ascir::verify(n.kernel);
+        af::schedule::schedule_kernel(n.kernel, target);
+        af::ascir::verify(n.kernel);
+      }
+      kernels.push_back(&n.kernel);
+    }
+    if (has(a.passes, "codegen"))
+      std::cout << af::codegen::emit_cpu_source(kernels, target).code;
+    else
+      std::cout << af::fusion::print(fused);
+  }
+}
+
+/// AscIR in: parse, verify, optionally schedule, print.
+void run_ascir(const Args& a, const std::string& text, const af::schedule::Target& target) {
+  for (af::ascir::AscGraph& g : af::ascir::parse_asc_graphs(text)) {
+    af::ascir::verify(g);
+    if (has(a.passes, "schedule")) {
+      af::schedule::schedule_kernel(g, target);
+      af::ascir::verify(g);
+    }
+    std::cout << af::ascir::print(g);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s.rfind("--input=", 0) == 0) {
+      a.input = s.substr(8);
+    } else if (s.rfind("--passes=", 0) == 0) {
+      a.passes = split(s.substr(9), ',');
+    } else if (s == "--no-fusion") {
+      a.fusion = false;
+    } else if (s.rfind("--isa=", 0) == 0) {
+      a.isa = s.substr(6);
+    } else if (s == "-h" || s == "--help") {
+      return usage("help");
+    } else if (s.rfind("--", 0) == 0) {
+      return usage("unknown option '" + s + "'");
+    } else {
+      a.file = s;
+    }
+  }
+  const std::vector<std::string> known = {"lower", "fuse", "schedule", "codegen"};
+  for (const auto& p : a.passes)
+    if (!has(known, p)) return usage("unknown pass '" + p + "' (known: lower, fuse, schedule, codegen)");
+  if (a.input != "graph" && a.input != "ascir")
+    return usage("--input must be graph or ascir, not '" + a.input + "'");
+
+  // Golden tests must not depend on the host: default to the avx2 target unless told.
+  af::schedule::Target target = af::schedule::Target::host_cpu();
+  if (a.isa.empty()) a.isa = "avx2";
+  target.isa = a.isa;
+  target.vector_bytes = a.isa == "avx512" ? 64 : a.isa == "avx2" ? 32 : 4;
+  try {
+    std::string text = read_input(a.file);
+    if (a.input == "ascir")
+      run_ascir(a, text, target);
+    else
+      run_graph(a, text, target);
+  } catch (const std::exception& e) {
+    std::cerr << "autofuse-opt: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
