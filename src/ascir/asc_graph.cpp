@@ -22,9 +22,8 @@ std::vector<int> nodes_by_index(const AscGraph& g, std::string_view op) {
   std::vector<int> out;
   for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i)
     if (g.nodes[i].op == op) out.push_back(i);
-  std::stable_sort(out.begin(), out.end(), [&](int a, int b) {
-    return index_of(g.nodes[a]) < index_of(g.nodes[b]);
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [&](int a, int b) { return index_of(g.nodes[a]) < index_of(g.nodes[b]); });
   return out;
 }
 
@@ -65,9 +64,13 @@ int AscGraph::add_node(AscNode n) {
   return static_cast<int>(nodes.size()) - 1;
 }
 
-std::vector<int> AscGraph::data_nodes() const { return nodes_by_index(*this, "data"); }
+std::vector<int> AscGraph::data_nodes() const {
+  return nodes_by_index(*this, "data");
+}
 
-std::vector<int> AscGraph::output_nodes() const { return nodes_by_index(*this, "output"); }
+std::vector<int> AscGraph::output_nodes() const {
+  return nodes_by_index(*this, "output");
+}
 
 std::vector<std::string> AscGraph::size_symbols() const {
   std::set<std::string> syms;

@@ -66,7 +66,8 @@ class Parser {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
   }
   void hspace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\r'))
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\r'))
       ++pos_;
   }
   bool peek(char c) {
@@ -144,7 +145,8 @@ class Parser {
     expect('[', context);
     std::vector<int> ids;
     if (eat(']')) return ids;
-    do ids.push_back(axis_ref("an axis name")); while (eat(','));
+    do ids.push_back(axis_ref("an axis name"));
+    while (eat(','));
     expect(']', "closing the axis list");
     return ids;
   }
@@ -203,7 +205,8 @@ class Parser {
       size_t word = open;
       while (word > 0 && is_name_char(line[word - 1])) --word;
       auto k = derived_kind(line.substr(word, open - word));
-      if (depth == 0 && k && (word == 0 || std::isspace(static_cast<unsigned char>(line[word - 1])))) {
+      if (depth == 0 && k &&
+          (word == 0 || std::isspace(static_cast<unsigned char>(line[word - 1])))) {
         kind = *k;
         size_text = line.substr(0, word);
         std::string_view args = line.substr(open + 1, line.size() - open - 2);
@@ -214,8 +217,9 @@ class Parser {
           size_t lead = 0;
           while (lead < a.size() && std::isspace(static_cast<unsigned char>(a[lead]))) ++lead;
           std::string an(trim(a));
-          if (an.empty()) fail_at(arg_pos + lead, "expected an axis name in " +
-                                                      std::string(axis_kind_name(kind)) + "(...)");
+          if (an.empty())
+            fail_at(arg_pos + lead,
+                    "expected an axis name in " + std::string(axis_kind_name(kind)) + "(...)");
           from.push_back(axis_id(an, arg_pos + lead));
           if (comma == std::string_view::npos) break;
           args.remove_prefix(comma + 1);
@@ -283,7 +287,8 @@ class Parser {
       auto [start, line] = rest_of_line();
       n.out.offset = expr_at(start, line);
     }
-    node_by_name_[n.name] = g_.add_node(std::move(n));
+    std::string node_name = n.name;
+    node_by_name_[node_name] = g_.add_node(std::move(n));
   }
 
   void parse_schedule() {
@@ -318,8 +323,10 @@ class Parser {
         p.align = integer("an alignment");
         s.params.push_back(std::move(p));
       } else {
-        fail("expected block_axis, vectorized_axis, ub_bytes, bytes_per_element, param or '}', "
-             "found " + found());
+        fail(
+            "expected block_axis, vectorized_axis, ub_bytes, bytes_per_element, param or '}', "
+            "found " +
+            found());
       }
     }
     g_.schedule = std::move(s);
@@ -335,7 +342,9 @@ class Parser {
 
 }  // namespace
 
-std::vector<AscGraph> parse_asc_graphs(std::string_view text) { return Parser(text).parse_all(); }
+std::vector<AscGraph> parse_asc_graphs(std::string_view text) {
+  return Parser(text).parse_all();
+}
 
 AscGraph parse_asc_graph(std::string_view text) {
   std::vector<AscGraph> graphs = parse_asc_graphs(text);

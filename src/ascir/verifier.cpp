@@ -126,8 +126,9 @@ class Verifier {
     } else {
       const graph::OpDef* def = graph::find_op(op);
       if (!def || def->cls != graph::OpClass::Elementwise)
-        fail_node(n, "unknown op (expected data, load, store, output, scalar, broadcast, cast or "
-                     "an elementwise op of the registry)");
+        fail_node(n,
+                  "unknown op (expected data, load, store, output, scalar, broadcast, cast or "
+                  "an elementwise op of the registry)");
       if (def->arity >= 0) check_arity(n, static_cast<size_t>(def->arity));
     }
   }
@@ -185,8 +186,7 @@ class Verifier {
     if (s.block_axis != -1 && !has_axis(s.block_axis))
       fail(label + ": block axis id " + std::to_string(s.block_axis) + " does not exist");
     if (s.vectorized_axis != -1 && !has_axis(s.vectorized_axis))
-      fail(label + ": vectorized axis id " + std::to_string(s.vectorized_axis) +
-           " does not exist");
+      fail(label + ": vectorized axis id " + std::to_string(s.vectorized_axis) + " does not exist");
     if (s.ub_bytes < 0 || s.bytes_per_element < 0)
       fail(label + ": ub_bytes and bytes_per_element must be non-negative");
     std::set<std::string> names;
@@ -207,6 +207,8 @@ class Verifier {
 
 }  // namespace
 
-void verify(const AscGraph& g) { Verifier(g).run(); }
+void verify(const AscGraph& g) {
+  Verifier(g).run();
+}
 
 }  // namespace af::ascir

@@ -26,9 +26,10 @@ struct FusedNode {
 
 /// A fusion the policy declined, with the reason (for explain and the lit tests).
 struct RejectedFusion {
-  std::string producer;  // step names
+  std::string producer;  // step labels: Graph IR value names, e.g. "%3" (see fusion/fuse.h)
   std::string consumer;
   std::string reason;
+  bool sibling = false;  // a horizontal pair that shares an input, not producer -> consumer
 };
 
 /// The graph after fusion. `source` is the Graph IR it was built from (kept by value).

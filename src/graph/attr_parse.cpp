@@ -87,8 +87,9 @@ std::pair<std::string, size_t> parse_string_literal(std::string_view text, size_
       if (e == 'x') {
         auto hex = [&](size_t k) {
           char h = k < text.size() ? text[k] : '\0';
-          return std::isxdigit(static_cast<unsigned char>(h)) ? std::stoi(std::string(1, h), nullptr, 16)
-                                                              : -1;
+          return std::isxdigit(static_cast<unsigned char>(h))
+                     ? std::stoi(std::string(1, h), nullptr, 16)
+                     : -1;
         };
         int hi = hex(i + 2), lo = hex(i + 3);
         if (hi < 0 || lo < 0) fail(text, i, "expected two hex digits after \\x");
@@ -133,8 +134,9 @@ std::pair<std::vector<sym::Expr>, size_t> parse_expr_list(std::string_view text,
       if (c == ']') return {items, i + 1};
       item_start = i + 1;
     } else if (c == '\n' || c == '[' || c == '{' || c == '}') {
-      fail(text, i, "unexpected '" + std::string(c == '\n' ? "end of line" : std::string(1, c)) +
-                        "' in size list");
+      fail(text, i,
+           "unexpected '" + std::string(c == '\n' ? "end of line" : std::string(1, c)) +
+               "' in size list");
     }
   }
 }
@@ -165,13 +167,15 @@ std::pair<Attr, size_t> parse_attr_value(std::string_view text, size_t pos) {
   bool digit_start = std::isdigit(static_cast<unsigned char>(tok[0])) ||
                      ((tok[0] == '-' || tok[0] == '+' || tok[0] == '.') && tok.size() > 1);
   bool word = tok == "inf" || tok == "-inf" || tok == "+inf" || tok == "nan" || tok == "-nan";
-  if (digit_start || word) {
+  // strtod also reads hex floats, which the printers never write.
+  bool hex = tok.find_first_of("xXpP") != std::string::npos;
+  if ((digit_start && !hex) || word) {
     char* stop = nullptr;
     double v = std::strtod(tok.c_str(), &stop);
     if (stop == tok.c_str() + tok.size()) return {Attr(v), end};
   }
-  fail(text, pos, "expected an attribute value (integer, float, \"string\" or [sizes]), found '" +
-                      tok + "'");
+  fail(text, pos,
+       "expected an attribute value (integer, float, \"string\" or [sizes]), found '" + tok + "'");
 }
 
 }  // namespace af

@@ -19,7 +19,9 @@ std::vector<sym::Expr> contiguous_strides(const std::vector<sym::Expr>& shape) {
 
 // Strict: the strides are exactly the row-major ones (a size-1 dim's stride counts too), so a
 // printer can omit them and the parser restore them; the offset is not considered.
-bool TensorType::is_contiguous() const { return strides == contiguous_strides(shape); }
+bool TensorType::is_contiguous() const {
+  return strides == contiguous_strides(shape);
+}
 
 TensorType TensorType::contiguous(DType dtype, std::vector<sym::Expr> shape) {
   TensorType t;
@@ -43,7 +45,8 @@ int Graph::find(std::string_view name) const {
 std::vector<int> Graph::inputs() const {
   std::vector<std::pair<int64_t, int>> idx;
   for (size_t i = 0; i < nodes.size(); ++i)
-    if (nodes[i].kind == "input") idx.emplace_back(attr_int(nodes[i], "index"), static_cast<int>(i));
+    if (nodes[i].kind == "input")
+      idx.emplace_back(attr_int(nodes[i], "index"), static_cast<int>(i));
   std::stable_sort(idx.begin(), idx.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<int> out;
@@ -120,6 +123,8 @@ const std::vector<sym::Expr>& attr_list(const Node& n, std::string_view key) {
   mistyped(n, key, a, "a size list");
 }
 
-bool has_attr(const Node& n, std::string_view key) { return n.attrs.count(key) > 0; }
+bool has_attr(const Node& n, std::string_view key) {
+  return n.attrs.count(key) > 0;
+}
 
 }  // namespace af::graph

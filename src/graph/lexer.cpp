@@ -3,18 +3,22 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cmath>
 #include <cstdlib>
 
+#include "graph/attr_parse.h"
 #include "support/error.h"
 
 namespace af::graph {
 namespace {
-bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
 bool is_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
 }
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_digit(char c) {
+  return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
 }  // namespace
 
 void IrLexer::advance() {
@@ -106,8 +110,7 @@ Token IrLexer::lex() {
           t.text += static_cast<char>(std::strtol(hex.c_str(), nullptr, 16));
           break;
         }
-        default:
-          fail_at(line_, col_ - 1, std::string("unknown escape '\\") + e + "' in string");
+        default: fail_at(line_, col_ - 1, std::string("unknown escape '\\") + e + "' in string");
       }
     }
     return t;
@@ -126,7 +129,9 @@ Token IrLexer::peek() {
   return t;
 }
 
-Token IrLexer::next() { return lex(); }
+Token IrLexer::next() {
+  return lex();
+}
 
 bool IrLexer::accept(char c) {
   Token t = peek();
@@ -214,32 +219,16 @@ sym::Expr IrLexer::size_to_eol() {
   return parse_size(begin, pos_, line, col);
 }
 
+// Attribute values are read by the reader the AscIR parser shares (graph/attr_parse.h), so both
+// IRs accept exactly the same value syntax.
 Attr IrLexer::attr_value() {
-  Token t = peek();
-  if (t.kind == Token::Punct && t.text == "[") return size_list();
-  next();
-  if (t.kind == Token::String) return t.text;
-  bool neg = false;
-  if (t.kind == Token::Punct && t.text == "-") {
-    neg = true;
-    t = next();
-  }
-  if (t.kind == Token::Int) {
-    std::string text = (neg ? "-" : "") + t.text;
-    errno = 0;
-    long long v = std::strtoll(text.c_str(), nullptr, 10);
-    if (errno == ERANGE) fail_at(t.line, t.col, "integer " + text + " out of range");
-    return static_cast<int64_t>(v);
-  }
-  if (t.kind == Token::Float) {
-    double v = std::strtod(t.text.c_str(), nullptr);
-    return neg ? -v : v;
-  }
-  if (t.kind == Token::Ident && (t.text == "inf" || t.text == "nan")) {
-    double v = t.text == "inf" ? HUGE_VAL : std::nan("");
-    return neg ? -v : v;
-  }
-  fail(t, neg ? "a number after '-'" : "an attribute value (int, float, \"string\" or [sizes])");
+  skip_space();
+  char c = cur();
+  if (pos_ >= s_.size() || c == '}' || c == ',' || c == ')' || c == '{')
+    fail(peek(), "an attribute value (int, float, \"string\" or [sizes])");
+  auto [value, end] = parse_attr_value(s_, pos_);
+  while (pos_ < end) advance();
+  return value;
 }
 
 std::string IrLexer::describe(const Token& t) {

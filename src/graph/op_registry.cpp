@@ -114,6 +114,8 @@ const OpDef* find_op(std::string_view kind) {
   return it == index.end() ? nullptr : it->second;
 }
 
-const std::vector<OpDef>& all_ops() { return kOps; }
+const std::vector<OpDef>& all_ops() {
+  return kOps;
+}
 
 }  // namespace af::graph

@@ -117,8 +117,7 @@ class GraphParser {
     Token t = lex_.next();
     if (t.kind != Token::ValueName) lex_.fail(t, "a value '%NAME'");
     auto it = values_.find(t.text);
-    if (it == values_.end())
-      IrLexer::fail_at(t.line, t.col, "use of undefined value %" + t.text);
+    if (it == values_.end()) IrLexer::fail_at(t.line, t.col, "use of undefined value %" + t.text);
     return it->second;
   }
 
@@ -128,7 +127,9 @@ class GraphParser {
 
 }  // namespace
 
-std::vector<Graph> parse_graphs(std::string_view text) { return GraphParser(text).parse_file(); }
+std::vector<Graph> parse_graphs(std::string_view text) {
+  return GraphParser(text).parse_file();
+}
 
 Graph parse_graph(std::string_view text) {
   std::vector<Graph> gs = parse_graphs(text);

@@ -17,7 +17,7 @@ std::string print_node(const Graph& g, int node) {
     int op = n.operands[i];
     out += i ? ", %" : "%";
     out += op >= 0 && op < static_cast<int>(g.nodes.size()) ? g.nodes[op].name
-                                                             : "<bad:" + std::to_string(op) + ">";
+                                                            : "<bad:" + std::to_string(op) + ">";
   }
   out += ")";
   if (!n.attrs.empty()) {
@@ -37,13 +37,14 @@ std::string print(const Graph& g) {
   for (size_t i = 0; i < g.symbols.size(); ++i)
     out += (i ? ", " : "") + g.symbols[i].name + " = " + std::to_string(g.symbols[i].hint);
   out += ") {\n";
-  for (size_t i = 0; i < g.nodes.size(); ++i) out += "  " + print_node(g, static_cast<int>(i)) + "\n";
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    out += "  " + print_node(g, static_cast<int>(i)) + "\n";
   out += "  return";
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     int o = g.outputs[i];
     out += i ? ", %" : " %";
     out += o >= 0 && o < static_cast<int>(g.nodes.size()) ? g.nodes[o].name
-                                                           : "<bad:" + std::to_string(o) + ">";
+                                                          : "<bad:" + std::to_string(o) + ">";
   }
   return out + "\n}\n";
 }

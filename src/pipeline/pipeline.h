@@ -9,6 +9,7 @@
 
 #include "fusion/fused_graph.h"
 #include "graph/graph.h"
+#include "jit/stats.h"  // CompileStats
 #include "schedule/target.h"
 
 namespace af::runtime {
@@ -37,13 +38,6 @@ struct KernelHandle {
   int num_outputs = 0;
   void* tiling_fn = nullptr;  // af_tiling_fn
   void* kernel_fn = nullptr;  // af_kernel_fn
-};
-
-/// Counters a test or benchmark reads (compiles vs cache hits, seconds spent).
-struct CompileStats {
-  int cxx_compiles = 0;
-  int cache_hits = 0;
-  double compile_seconds = 0;
 };
 
 /// The result of compile(): the fused program, the generated source and the loaded kernels.

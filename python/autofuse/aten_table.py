@@ -1,0 +1,409 @@
+"""The ATen -> Graph IR op table: which ATen overloads map to which registry kind, and how.
+
+Each row is a *rule*: a function of the FX node's bound arguments that returns a `Plan` (the
+Graph IR kind, its operands and the dtype every operand must be cast to, its attributes) or a
+string saying why the op cannot be a fusible node (it then becomes `opaque`). View ops have
+their own small table (`VIEW_RULES`). fx_to_graph.py applies the plans; this file only decides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import torch
+from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+
+
+@dataclasses.dataclass
+class Operand:
+    """One operand of a planned node: an FX node (a tensor) or a Python scalar, and the dtype the
+    kernel reads it as (a cast is inserted when the tensor's dtype differs; a scalar becomes a
+    `const` of that dtype)."""
+
+    value: Any  # torch.fx.Node or a Python number
+    dtype: torch.dtype
+
+
+@dataclasses.dataclass
+class Plan:
+    """A fusible Graph IR node for one FX node: `kind` over `operands`, with `attrs`."""
+
+    kind: str
+    operands: List[Operand]
+    attrs: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+Rule = Callable[[Dict[str, Any], torch.Tensor], Union[Plan, str]]
+
+
+def meta_of(value: Any) -> Any:
+    """The FakeTensor (or Python value) an FX argument stands for."""
+    if isinstance(value, torch.fx.Node):
+        return value.meta.get("val")
+    return value
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (bool, int, float)) and not isinstance(value, torch.SymInt)
+
+
+def _check_operand(value: Any) -> Optional[str]:
+    """None when `value` can be a kernel operand (a tensor node or a plain number)."""
+    if isinstance(value, torch.fx.Node):
+        if isinstance(meta_of(value), torch.Tensor):
+            return None
+        return f"operand %{value.name} is not a tensor"
+    if _is_scalar(value):
+        return None
+    return f"operand {value!r} is not a tensor or a number"
+
+
+def _promoted(*values: Any) -> torch.dtype:
+    """torch's result dtype of the default elementwise promotion over `values`."""
+    metas = [meta_of(v) for v in values]
+    return elementwise_dtypes(*metas, type_promotion_kind=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT)[1]
+
+
+def _plan(kind: str, values: List[Any], dtypes: List[torch.dtype], **attrs: Any) -> Union[Plan, str]:
+    for v in values:
+        bad = _check_operand(v)
+        if bad:
+            return bad
+    return Plan(kind, [Operand(v, d) for v, d in zip(values, dtypes)], attrs)
+
+
+def unary(kind: str, **attrs: Any) -> Rule:
+    """kind(self): the operand is read as the result dtype (int -> float ops cast first)."""
+
+    def rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+        return _plan(kind, [a["self"]], [out.dtype], **attrs)
+
+    return rule
+
+
+def binary(kind: str, lhs: str = "self", rhs: str = "other") -> Rule:
+    """kind(lhs, rhs): both operands read as the result dtype (torch's type promotion)."""
+
+    def rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+        if a.get("alpha", 1) != 1:
+            return f"alpha={a['alpha']} is not supported"
+        return _plan(kind, [a[lhs], a[rhs]], [out.dtype, out.dtype])
+
+    return rule
+
+
+def compare(kind: str) -> Rule:
+    """kind(self, other) -> bool: operands promoted to their common dtype, then compared."""
+
+    def rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+        common = _promoted(a["self"], a["other"])
+        return _plan(kind, [a["self"], a["other"]], [common, common])
+
+    return rule
+
+
+def classify(kind: str) -> Rule:
+    """isnan/isinf: the operand keeps its dtype."""
+
+    def rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+        m = meta_of(a["self"])
+        dtype = m.dtype if isinstance(m, torch.Tensor) else out.dtype
+        return _plan(kind, [a["self"]], [dtype])
+
+    return rule
+
+
+def logical(kind: str, arity: int) -> Rule:
+    """logical_*: operands read as bool (x != 0), result bool."""
+
+    def rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+        values = [a["self"]] if arity == 1 else [a["self"], a["other"]]
+        if out.dtype != torch.bool:
+            return f"{kind} with a {out.dtype} result"
+        return _plan(kind, values, [torch.bool] * arity)
+
+    return rule
+
+
+def bitwise(kind: str, arity: int) -> Rule:
+    """bitwise_* on bool tensors only (integer bit logic stays ATen)."""
+
+    def rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+        values = [a["self"]] if arity == 1 else [a["self"], a["other"]]
+        if out.dtype != torch.bool or any(
+            getattr(meta_of(v), "dtype", None) not in (torch.bool, None) for v in values
+        ):
+            return f"{kind} on {out.dtype} (only bool is fused)"
+        return _plan(kind, values, [torch.bool] * arity)
+
+    return rule
+
+
+def div_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+    """div.Tensor/Scalar and their rounding_mode variants."""
+    mode = a.get("rounding_mode")
+    kind = {None: "div", "floor": "div_floor", "trunc": "div_trunc"}.get(mode)
+    if kind is None:
+        return f"rounding_mode={mode!r}"
+    return _plan(kind, [a["self"], a["other"]], [out.dtype, out.dtype])
+
+
+def where_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+    """where(cond, self, other): cond read as bool, the branches as the result dtype."""
+    if not out.dtype.is_floating_point:
+        return f"where on {out.dtype} (only float branches are fused)"
+    return _plan("where", [a["condition"], a["self"], a["other"]], [torch.bool, out.dtype, out.dtype])
+
+
+def clamp_rule(lo_key: str, hi_key: str) -> Rule:
+    """clamp / clamp_min / clamp_max / hardtanh by which bounds are present."""
+
+    def rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+        lo, hi = a.get(lo_key), a.get(hi_key)
+        d = out.dtype
+        if lo is not None and hi is not None:
+            return _plan("clamp", [a["self"], lo, hi], [d, d, d])
+        if lo is not None:
+            return _plan("clamp_min", [a["self"], lo], [d, d])
+        if hi is not None:
+            return _plan("clamp_max", [a["self"], hi], [d, d])
+        return "clamp without bounds"
+
+    return rule
+
+
+def round_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+    if a.get("decimals", 0) != 0:
+        return f"round with decimals={a['decimals']}"
+    return _plan("round", [a["self"]], [out.dtype])
+
+
+def gelu_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+    approximate = a.get("approximate", "none")
+    if approximate not in ("none", "tanh"):
+        return f"gelu approximate={approximate!r}"
+    attrs = {"approximate": approximate} if approximate != "none" else {}
+    return _plan("gelu", [a["self"]], [out.dtype], **attrs)
+
+
+def to_copy_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+    """_to_copy with only a dtype change (same device, strided, default or preserved format)."""
+    src = meta_of(a["self"])
+    if not isinstance(src, torch.Tensor):
+        return "operand is not a tensor"
+    if a.get("layout") not in (None, torch.strided):
+        return f"layout {a['layout']}"
+    if a.get("device") is not None and torch.device(a["device"]) != src.device:
+        return f"device change to {a['device']}"
+    if a.get("memory_format") not in (None, torch.preserve_format):
+        return f"memory_format {a['memory_format']}"
+    return _plan("cast", [a["self"]], [src.dtype])
+
+
+def convert_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+    src = meta_of(a["a"])
+    if not isinstance(src, torch.Tensor):
+        return "operand is not a tensor"
+    return _plan("cast", [a["a"]], [src.dtype])
+
+
+def scalar_tensor_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+    """scalar_tensor(v) -> const v (rank 0)."""
+    if not _is_scalar(a["s"]):
+        return "symbolic scalar"
+    return Plan("const", [], {"value": a["s"]})
+
+
+def full_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+    """full(size, v) -> const v, broadcast to `size` (a rank-0 full is the const itself)."""
+    if not _is_scalar(a["fill_value"]):
+        return "symbolic fill value"
+    if a.get("layout") not in (None, torch.strided):
+        return f"layout {a['layout']}"
+    if out.dim() == 0:
+        return Plan("const", [], {"value": a["fill_value"]})
+    return Plan("broadcast", [Operand(a["fill_value"], out.dtype)], {})
+
+
+def _float_ops(*names: str) -> Dict[Any, Rule]:
+    return {getattr(aten, n).default: unary(n) for n in names}
+
+
+# The elementwise table: ATen overload -> rule.
+ELEMENTWISE_RULES: Dict[Any, Rule] = {
+    **_float_ops(
+        "exp", "exp2", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sigmoid", "tanh",
+        "erf", "sin", "cos", "relu", "silu", "neg", "abs", "sign", "floor", "ceil", "trunc",
+    ),
+    aten.round.default: round_rule,
+    aten.round.decimals: round_rule,
+    aten.gelu.default: gelu_rule,
+    aten.special_expit.default: unary("sigmoid"),
+    aten.add.Tensor: binary("add"),
+    aten.add.Scalar: binary("add"),
+    aten.sub.Tensor: binary("sub"),
+    aten.sub.Scalar: binary("sub"),
+    aten.mul.Tensor: binary("mul"),
+    aten.mul.Scalar: binary("mul"),
+    aten.div.Tensor: div_rule,
+    aten.div.Scalar: div_rule,
+    aten.div.Tensor_mode: div_rule,
+    aten.div.Scalar_mode: div_rule,
+    aten.pow.Tensor_Scalar: binary("pow", "self", "exponent"),
+    aten.pow.Tensor_Tensor: binary("pow", "self", "exponent"),
+    aten.pow.Scalar: binary("pow", "self", "exponent"),
+    aten.maximum.default: binary("maximum"),
+    aten.minimum.default: binary("minimum"),
+    aten.clamp.default: clamp_rule("min", "max"),
+    aten.clamp.Tensor: clamp_rule("min", "max"),
+    aten.clamp_min.default: clamp_rule("min", "__none__"),
+    aten.clamp_min.Tensor: clamp_rule("min", "__none__"),
+    aten.clamp_max.default: clamp_rule("__none__", "max"),
+    aten.clamp_max.Tensor: clamp_rule("__none__", "max"),
+    aten.hardtanh.default: clamp_rule("min_val", "max_val"),
+    aten.where.self: where_rule,
+    aten.isnan.default: classify("isnan"),
+    aten.isinf.default: classify("isinf"),
+    aten.logical_not.default: logical("logical_not", 1),
+    aten.logical_and.default: logical("logical_and", 2),
+    aten.logical_or.default: logical("logical_or", 2),
+    aten.logical_xor.default: logical("logical_xor", 2),
+    aten.bitwise_not.default: bitwise("bitwise_not", 1),
+    aten.bitwise_and.Tensor: bitwise("bitwise_and", 2),
+    aten.bitwise_or.Tensor: bitwise("bitwise_or", 2),
+    aten.bitwise_xor.Tensor: bitwise("bitwise_xor", 2),
+    aten._to_copy.default: to_copy_rule,
+    prims.convert_element_type.default: convert_rule,
+    aten.scalar_tensor.default: scalar_tensor_rule,
+    aten.full.default: full_rule,
+}
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    ELEMENTWISE_RULES[getattr(aten, _name).Tensor] = compare(_name)
+    ELEMENTWISE_RULES[getattr(aten, _name).Scalar] = compare(_name)
+
+# The ops the backend keeps out of the decomposition table because a rule above handles them
+# whole (decomposed, they would become several ops or lose their single-kind identity).
+NATIVE_OPS = [
+    aten.silu.default,
+    aten.gelu.default,
+    aten.sigmoid.default,
+    aten.special_expit.default,
+    aten.tanh.default,
+    aten.hardtanh.default,
+    aten.clamp_min.default,
+    aten.clamp_max.default,
+    aten.clamp_min.Tensor,
+    aten.clamp_max.Tensor,
+    aten.clamp.Tensor,
+    aten.special_erf.default,
+    aten.special_exp2.default,
+    aten.special_expm1.default,
+    aten.special_log1p.default,
+    aten.special_round.default,
+]
+
+
+# View ops: ATen overload -> (Graph IR view kind, attrs from (args, operand meta, out meta)).
+def _norm_dim(d: int, rank: int) -> int:
+    return d + rank if d < 0 else d
+
+
+def _permute_attrs(a, src, out):
+    return {"dims": [_norm_dim(d, src.dim()) for d in a["dims"]]}
+
+
+def _transpose_attrs(a, src, out):
+    dims = list(range(src.dim()))
+    d0, d1 = _norm_dim(a["dim0"], src.dim()), _norm_dim(a["dim1"], src.dim())
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return {"dims": dims}
+
+
+def _t_attrs(a, src, out):
+    return {"dims": list(range(src.dim()))[::-1]}
+
+
+def _shape_attrs(a, src, out):
+    return {"shape": list(out.shape)}
+
+
+def _unsqueeze_attrs(a, src, out):
+    return {"dim": _norm_dim(a["dim"], out.dim())}
+
+
+def _squeeze_dim_attrs(a, src, out):
+    if src.dim() == 0:
+        return None
+    d = _norm_dim(a["dim"], src.dim())
+    if src.shape[d] != 1:
+        return None  # a no-op squeeze: left to ATen (an alias)
+    return {"dim": d}
+
+
+def _squeeze_dims_attrs(a, src, out):
+    dims = [_norm_dim(d, src.dim()) for d in a["dim"] if src.shape[_norm_dim(d, src.dim())] == 1]
+    if len(dims) != 1:
+        return None
+    return {"dim": dims[0]}
+
+
+def _slice_attrs(a, src, out):
+    rank = src.dim()
+    d = _norm_dim(a["dim"], rank)
+    size = src.shape[d]
+    start = a.get("start")
+    end = a.get("end")
+    step = a.get("step", 1)
+    start = 0 if start is None else start
+    end = size if end is None else end
+    if not all(isinstance(v, int) for v in (start, end, step)):
+        return None
+    start = max(0, min(size, start + size if start < 0 else start))
+    end = max(start, min(size, end + size if end < 0 else end))
+    return {"dim": d, "start": start, "end": end, "step": step}
+
+
+VIEW_RULES: Dict[Any, tuple] = {
+    aten.view.default: ("reshape", _shape_attrs),
+    aten._unsafe_view.default: ("reshape", _shape_attrs),
+    aten.reshape.default: ("reshape", _shape_attrs),
+    aten.squeeze.default: ("reshape", _shape_attrs),
+    aten.permute.default: ("permute", _permute_attrs),
+    aten.transpose.int: ("permute", _transpose_attrs),
+    aten.t.default: ("permute", _t_attrs),
+    aten.unsqueeze.default: ("unsqueeze", _unsqueeze_attrs),
+    aten.squeeze.dim: ("squeeze", _squeeze_dim_attrs),
+    aten.squeeze.dims: ("squeeze", _squeeze_dims_attrs),
+    aten.slice.Tensor: ("slice", _slice_attrs),
+    aten.expand.default: ("expand", _shape_attrs),
+}
+
+
+def bind_args(node: torch.fx.Node) -> Optional[Dict[str, Any]]:
+    """The FX node's arguments by schema name (defaults filled in); None without a schema."""
+    target = node.target
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return None
+    bound: Dict[str, Any] = {}
+    params = schema.arguments
+    for p, v in zip(params, node.args):
+        bound[p.name] = v
+    for p in params[len(node.args):]:
+        if p.name in node.kwargs:
+            bound[p.name] = node.kwargs[p.name]
+        elif p.has_default_value():
+            bound[p.name] = p.default_value
+    return bound
+
+
+def is_number(value: Any) -> bool:
+    """A plain Python number (not symbolic)."""
+    return _is_scalar(value) or isinstance(value, numbers.Number) and not isinstance(
+        value, (torch.SymInt, torch.SymFloat)
+    )

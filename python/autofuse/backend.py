@@ -1,0 +1,211 @@
+"""The torch.compile backend: Dynamo graph -> AOTAutograd (ATen, decomposed) -> autofuse.
+
+    torch.compile(model, backend="autofuse")                      # defaults from the environment
+    torch.compile(model, backend=autofuse.get_backend(CompilerConfig(cxx="clang++")))
+
+Every forward/backward/inference graph AOTAutograd produces is translated to Graph IR
+(fx_to_graph), compiled by the C++ pipeline (autofuse._C.compile) and run by the Executor. A
+graph with nothing to fuse, or one the compiler rejects (CompileError, ToolchainError), runs
+eagerly: autofuse never breaks a model, it only warns.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import functools
+import itertools
+import os
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set
+
+import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
+
+from . import aten_table
+from .config import CompilerConfig
+from .executor import Executor, ExecutorError
+from .fx_to_graph import Translation, translate
+from .ir_nodes import DTYPES_BY_NAME
+from .log import configure_from_env, logger
+
+
+@dataclasses.dataclass
+class GraphRecord:
+    """What happened to one FX graph: for tests, explain() and benchmarks."""
+
+    name: str
+    tag: str  # "fw", "bw" or "inference"
+    fx_code: str
+    graph_text: str = ""
+    fused_text: str = ""
+    steps: List[tuple] = dataclasses.field(default_factory=list)
+    num_kernels: int = 0
+    fx_ops: int = 0
+    fallback: str = ""  # why the graph runs eagerly ("" when compiled)
+    compile_seconds: float = 0.0
+    cxx_compiles: int = 0
+    cache_hits: int = 0
+    translation: Optional[Translation] = None
+
+
+_records: "collections.deque[GraphRecord]" = collections.deque(maxlen=256)
+_collectors: List[List[GraphRecord]] = []
+_counter = itertools.count()
+
+
+def compiled_graphs() -> List[GraphRecord]:
+    """The records of the graphs compiled in this process (the last 256), oldest first."""
+    return list(_records)
+
+
+def reset_records() -> None:
+    """Forgets the records (compiled programs stay valid)."""
+    _records.clear()
+
+
+@contextlib.contextmanager
+def collect_records() -> Iterator[List[GraphRecord]]:
+    """Collects the records of the graphs compiled inside the `with` block."""
+    sink: List[GraphRecord] = []
+    _collectors.append(sink)
+    try:
+        yield sink
+    finally:
+        _collectors.remove(sink)
+
+
+def _publish(rec: GraphRecord) -> None:
+    _records.append(rec)
+    for sink in _collectors:
+        sink.append(rec)
+
+
+@functools.lru_cache(maxsize=None)
+def decomposition_table() -> Dict[Any, Callable]:
+    """Core ATen decompositions minus the ops autofuse maps whole to one registry kind."""
+    from torch._decomp import core_aten_decompositions
+
+    table = dict(core_aten_decompositions())
+    for op in aten_table.NATIVE_OPS:
+        table.pop(op, None)
+    return table
+
+
+@functools.lru_cache(maxsize=None)
+def supported_dtypes() -> Dict[str, Set[torch.dtype]]:
+    """Registry kind -> the operand dtypes generated kernels accept (from the C++ registry)."""
+    from . import _C
+
+    return {
+        kind: {DTYPES_BY_NAME[d] for d in dtypes if d in DTYPES_BY_NAME}
+        for kind, (_cls, _arity, dtypes) in _C.op_registry().items()
+    }
+
+
+def _eager(gm: torch.fx.GraphModule) -> Callable:
+    return make_boxed_func(gm.forward)
+
+
+def _fallback(rec: GraphRecord, gm: torch.fx.GraphModule, why: str, warn: bool) -> Callable:
+    rec.fallback = why
+    _publish(rec)
+    if warn:
+        logger.warning("autofuse: graph %s runs eagerly: %s", rec.name, why)
+    else:
+        logger.info("autofuse: graph %s runs eagerly: %s", rec.name, why)
+    return _eager(gm)
+
+
+def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: CompilerConfig, tag: str) -> Callable:
+    """Compiles one ATen FX graph; returns a boxed callable (the eager graph on any failure)."""
+    configure_from_env()
+    n = next(_counter)
+    name = f"g{n}" if tag != "bw" else f"g{n}_bw"
+    rec = GraphRecord(name=name, tag=tag, fx_code=gm.code)
+    if config.dump_dir:
+        os.makedirs(config.dump_dir, exist_ok=True)
+        with open(os.path.join(config.dump_dir, f"{name}.fx.txt"), "w") as f:
+            f.write(gm.print_readable(print_output=False))
+    devices = {a.device.type for a in example_inputs if isinstance(a, torch.Tensor)}
+    if devices - {"cpu"}:
+        return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
+    try:
+        tr = translate(gm, name, supported_dtypes())
+    except Exception as e:  # a frontend bug must not break the model
+        return _fallback(rec, gm, f"translation to Graph IR failed: {type(e).__name__}: {e}", True)
+    rec.translation = tr
+    rec.graph_text = tr.text
+    rec.fx_ops = tr.fx_ops
+    if tr.fusible == 0:
+        return _fallback(rec, gm, "no fusible ops", False)
+
+    from . import _C
+
+    before = _C.stats()
+    start = time.perf_counter()
+    try:
+        program = _C.compile(
+            tr.text,
+            dump_dir=config.dump_dir,
+            cache_dir=config.cache_dir,
+            cxx=config.cxx,
+            enable_fusion=config.enable_fusion,
+            log=lambda line: logger.debug("%s: %s", name, line),
+        )
+    except (_C.CompileError, _C.ToolchainError) as e:
+        if not config.fallback_on_error:
+            raise
+        kind = "toolchain error" if isinstance(e, _C.ToolchainError) else "compile error"
+        return _fallback(rec, gm, f"{kind}: {e}", True)
+    rec.compile_seconds = time.perf_counter() - start
+    after = _C.stats()
+    rec.cxx_compiles = after["cxx_compiles"] - before["cxx_compiles"]
+    rec.cache_hits = after["cache_hits"] - before["cache_hits"]
+    rec.fused_text = program.fused_text()
+    rec.steps = program.steps()
+    rec.num_kernels = program.num_kernels()
+    if rec.num_kernels == 0:
+        return _fallback(rec, gm, "the compiler made no kernels", False)
+    try:
+        runner = Executor(tr, program, gm.forward, name)
+    except (ExecutorError, KeyError) as e:
+        if not config.fallback_on_error:
+            raise
+        return _fallback(rec, gm, f"executor: {e}", True)
+    _publish(rec)
+    logger.info(
+        "autofuse: graph %s: %d kernel(s) for %d of %d ATen ops in %.3f s (%d C++ compile(s), %d cache hit(s))",
+        name, rec.num_kernels, fused_op_count(rec), rec.fx_ops, rec.compile_seconds,
+        rec.cxx_compiles, rec.cache_hits)
+    return make_boxed_func(runner)
+
+
+def fused_op_count(rec: GraphRecord) -> int:
+    """Number of FX (ATen) ops of the graph computed inside generated kernels."""
+    tr = rec.translation
+    if tr is None:
+        return 0
+    count = 0
+    for kind, _name, ops, *_ in rec.steps:
+        if kind == "kernel":
+            count += sum(1 for o in ops if tr.nodes[tr.index[o]].fx is not None)
+    return count
+
+
+def get_backend(config: Optional[CompilerConfig] = None) -> Callable:
+    """A torch.compile backend with explicit options (TorchAir style)."""
+    config = config or CompilerConfig()
+    return aot_autograd(
+        fw_compiler=functools.partial(compile_graph, config=config, tag="fw"),
+        bw_compiler=functools.partial(compile_graph, config=config, tag="bw"),
+        inference_compiler=functools.partial(compile_graph, config=config, tag="inference"),
+        decompositions=decomposition_table(),
+    )
+
+
+def autofuse_backend(gm: torch.fx.GraphModule, example_inputs: List[Any]) -> Callable:
+    """The `backend="autofuse"` entry point: options from the environment (CompilerConfig())."""
+    return get_backend(CompilerConfig())(gm, example_inputs)

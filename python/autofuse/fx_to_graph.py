@@ -1,0 +1,388 @@
+"""FX (ATen) graph -> Graph IR text (docs/ir.md), plus the eager meaning of every Graph IR node.
+
+Every FX node becomes a Graph IR node of the same (sanitised) name: placeholders `input`
+{index}, mapped ATen ops their registry kind (aten_table.py), views their view kind, everything
+else `opaque` {target}. Implicit type promotion and broadcasting become explicit `cast`,
+`broadcast` and `const` nodes. Types (dtype, shape, strides, offset) come from
+node.meta["val"].
+
+Layouts. The verifier wants computed values (elementwise, cast, broadcast) contiguous, while
+eager gives an elementwise result the layout of its inputs (a transposed input gives a
+transposed result). Such an op is computed in its *physical* order: its operands are permuted
+(ATen views of tensors in memory) into that order, the kernel writes a contiguous buffer, and
+an inverse `permute` view of it gives exactly eager's strides. The view is made only when
+something needs the value in logical order (a graph output, an ATen op, another layout), so a
+chain of ops in one layout stays inside one kernel.
+
+Besides the text, every Graph IR node keeps a closure `run(env)` that computes it eagerly from
+its operands (env is indexed by node index); the executor uses these for the steps the C++
+pipeline leaves to ATen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+import torch
+import torch.fx
+from torch.fx.experimental.symbolic_shapes import is_concrete_int
+
+from . import aten_table
+from .aten_table import Plan, bind_args
+from .ir_nodes import DTYPE_NAMES, GNode, TType, make_call, print_graph, target_name
+
+# Kinds computed by kernels (their results are fresh contiguous buffers).
+COMPUTED_KINDS = {"cast", "broadcast"}
+
+
+@dataclasses.dataclass
+class Translation:
+    """The result of translate(): Graph IR text and the frontend's view of every node."""
+
+    name: str
+    text: str
+    nodes: List[GNode]
+    index: Dict[str, int]  # node name -> index
+    placeholders: List[int]  # node index per FX placeholder, in order
+    outputs: List[Tuple[bool, Any]]  # per FX output: (True, node index) or (False, a constant)
+    fusible: int  # number of FX nodes mapped to a kernel-computable kind
+    fx_ops: int  # number of FX call_function nodes
+
+
+def static_type(val: Any, root_offset: int = 0) -> Optional[TType]:
+    """The TType of a (Fake)Tensor with static sizes and a dtype the IR names; else None."""
+    if not isinstance(val, torch.Tensor) or val.dtype not in DTYPE_NAMES:
+        return None
+    if val.layout != torch.strided:
+        return None
+    dims = list(val.shape) + list(val.stride()) + [val.storage_offset()]
+    if not all(is_concrete_int(d) for d in dims):
+        return None
+    shape = tuple(int(d) for d in val.shape)
+    strides = tuple(int(d) for d in val.stride())
+    return TType(val.dtype, shape, strides, int(val.storage_offset()) - root_offset)
+
+
+def physical_order(t: TType) -> Optional[List[int]]:
+    """The dim order in which `t` is laid out densely (outer -> inner): identity for a row-major
+    tensor (strides of size-1 dims ignored); None when `t` is not dense and non-overlapping."""
+    rank = len(t.shape)
+    order = sorted(range(rank), key=lambda d: (-t.strides[d], d))
+    expected = 1
+    for d in reversed(order):
+        if t.shape[d] != 1 and t.strides[d] != expected:
+            return None
+        expected *= t.shape[d]
+    return order
+
+
+def _permuted(seq: Sequence[int], perm: Sequence[int]) -> Tuple[int, ...]:
+    return tuple(seq[p] for p in perm)
+
+
+def _inverse(perm: Sequence[int]) -> List[int]:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
+def _const_value(value: Any, dtype: torch.dtype) -> Any:
+    """The `value` attribute of a const of `dtype`: float for float dtypes, int otherwise."""
+    return float(value) if dtype.is_floating_point else int(value)
+
+
+def _offset(val: Any) -> int:
+    off = val.storage_offset() if isinstance(val, torch.Tensor) else 0
+    return int(off) if is_concrete_int(off) else 0
+
+
+class _Builder:
+    """Accumulates Graph IR nodes (unique names) and the FX -> Graph IR value maps."""
+
+    def __init__(self, supported: Dict[str, Set[torch.dtype]]):
+        self.supported = supported
+        self.nodes: List[GNode] = []
+        self.index: Dict[str, int] = {}
+        self.fx_slot: Dict[torch.fx.Node, int] = {}  # FX value -> its node in logical order
+        self.phys: Dict[torch.fx.Node, Tuple[int, List[int]]] = {}  # computed in order P
+        self.expand_src: Dict[torch.fx.Node, torch.fx.Node] = {}  # expand -> its source
+        self.root_off: Dict[int, int] = {}  # node -> FX storage offset of the root it aliases
+        self.consts: Dict[Tuple[str, str], int] = {}
+
+    def add(self, node: GNode, root_off: int = 0) -> int:
+        base = "".join(c if c.isalnum() or c in "_." else "_" for c in node.name) or "v"
+        name, k = base, 1
+        while name in self.index:
+            name, k = f"{base}_{k}", k + 1
+        node.name = name
+        i = len(self.nodes)
+        self.index[name] = i
+        self.nodes.append(node)
+        self.root_off[i] = root_off
+        return i
+
+    def type_of(self, i: int) -> Optional[TType]:
+        return self.nodes[i].type
+
+    # Values in logical order ---------------------------------------------------------------------
+
+    def logical(self, fx: torch.fx.Node) -> int:
+        """The node holding FX value `fx` in its logical shape and eager layout."""
+        i = self.fx_slot.get(fx)
+        if i is not None:
+            return i
+        if fx in self.expand_src:  # an expand whose users all declined: materialize it
+            src = self.logical(self.expand_src[fx])
+            shape = tuple(int(d) for d in fx.meta["val"].shape)
+            run = lambda env, s=src, sh=shape: env[s].expand(sh)  # noqa: E731
+            tt = TType.contiguous(self.type_of(src).dtype, shape)
+            i = self.add(GNode(fx.name, "broadcast", [src], {}, tt, run, fx, target_name(fx.target)))
+        else:
+            src, perm = self.phys[fx]
+            i = self.view_permute(src, _inverse(perm), "layout")
+            self.nodes[i].name  # the logical view of a value computed in physical order
+        self.fx_slot[fx] = i
+        return i
+
+    # Synthesized nodes -------------------------------------------------------------------------
+
+    def const(self, value: Any, dtype: torch.dtype, origin: str) -> int:
+        v = _const_value(value, dtype)
+        key = (DTYPE_NAMES[dtype], repr(v))
+        if key not in self.consts:
+            run = lambda env, v=v, d=dtype: torch.scalar_tensor(v, dtype=d)  # noqa: E731
+            node = GNode("c", "const", [], {"value": v}, TType(dtype, (), ()), run, None, origin)
+            self.consts[key] = self.add(node)
+        return self.consts[key]
+
+    def cast(self, src: int, dtype: torch.dtype, origin: str) -> int:
+        n = self.nodes[src]
+        if n.type.dtype == dtype:
+            return src
+        if n.kind == "const":
+            return self.const(n.attrs["value"], dtype, origin)
+        run = lambda env, s=src, d=dtype: env[s].to(d)  # noqa: E731
+        tt = TType.contiguous(dtype, n.type.shape)
+        return self.add(GNode(f"{n.name}_{DTYPE_NAMES[dtype]}", "cast", [src], {}, tt, run, None, origin))
+
+    def broadcast(self, src: int, shape: Tuple[int, ...], origin: str) -> int:
+        n = self.nodes[src]
+        if n.type.shape == shape or n.kind == "const":
+            return src
+        run = lambda env, s=src, sh=shape: env[s].expand(sh)  # noqa: E731
+        tt = TType.contiguous(n.type.dtype, shape)
+        return self.add(GNode(f"{n.name}_b", "broadcast", [src], {}, tt, run, None, origin))
+
+    def view_reshape(self, src: int, shape: Tuple[int, ...], origin: str) -> int:
+        """A reshape view that only adds leading size-1 dims."""
+        t = self.type_of(src)
+        extra = len(shape) - len(t.shape)
+        lead = t.strides[0] * t.shape[0] if t.shape else 1
+        tt = TType(t.dtype, shape, (lead,) * extra + t.strides, t.offset)
+        run = lambda env, s=src, sh=shape: env[s].view(sh)  # noqa: E731
+        name = f"{self.nodes[src].name}_r"
+        return self.add(GNode(name, "reshape", [src], {"shape": list(shape)}, tt, run, None, origin), self.root_off[src])
+
+    def view_permute(self, src: int, perm: List[int], origin: str) -> int:
+        t = self.type_of(src)
+        tt = TType(t.dtype, _permuted(t.shape, perm), _permuted(t.strides, perm), t.offset)
+        run = lambda env, s=src, p=tuple(perm): env[s].permute(p)  # noqa: E731
+        name = f"{self.nodes[src].name}_p"
+        return self.add(GNode(name, "permute", [src], {"dims": list(perm)}, tt, run, None, origin), self.root_off[src])
+
+    def operand(self, fx: torch.fx.Node, dtype: torch.dtype, shape: Tuple[int, ...], perm: List[int], origin: str) -> int:
+        """FX value `fx` as an operand of an op of logical `shape` computed in order `perm`:
+        in physical order, cast to `dtype`, broadcast to the physical shape."""
+        if fx in self.expand_src and fx not in self.fx_slot:
+            return self.operand(self.expand_src[fx], dtype, shape, perm, origin)
+        pshape = _permuted(shape, perm)
+        got = self.phys.get(fx)
+        if got is not None and got[1] == perm and tuple(fx.meta["val"].shape) == shape:
+            return self.cast(got[0], dtype, origin)
+        s = self.logical(fx)
+        t = self.type_of(s)
+        if self.nodes[s].kind == "const" or perm == sorted(perm):
+            return self.broadcast(self.cast(s, dtype, origin), shape, origin)
+        if len(t.shape) < len(shape):
+            s = self.view_reshape(s, (1,) * (len(shape) - len(t.shape)) + t.shape, origin)
+        s = self.view_permute(s, perm, origin)
+        return self.broadcast(self.cast(s, dtype, origin), pshape, origin)
+
+
+def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torch.dtype]]) -> Translation:
+    """Translates `gm` (an ATen FX graph with meta vals) into a Graph IR graph named `name`.
+
+    `supported` maps each registry kind to the dtypes kernels accept for its operands
+    (_C.op_registry()); an op whose operands fall outside becomes opaque.
+    """
+    b = _Builder(supported)
+    placeholders: List[int] = []
+    outputs: List[Tuple[bool, Any]] = []
+    fusible = fx_ops = 0
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        if node.op == "placeholder":
+            tt = static_type(val, _offset(val))
+            pos = len(placeholders)
+            gnode = GNode(node.name, "input", [], {"index": pos}, tt, _never, node, "input")
+            i = b.add(gnode, _offset(val))
+            b.fx_slot[node] = i
+            placeholders.append(i)
+        elif node.op == "output":
+            out = node.args[0]
+            for v in out if isinstance(out, (list, tuple)) else [out]:
+                outputs.append((True, b.logical(v)) if isinstance(v, torch.fx.Node) else (False, v))
+        elif node.op == "call_function":
+            fx_ops += 1
+            origin = target_name(node.target)
+            done = _try_view(b, node, val, origin) or _try_elementwise(b, node, val, origin)
+            if done is None:
+                _opaque(b, node, val, origin, "no Graph IR kind for this op")
+            elif done == "fused":
+                fusible += 1
+        else:
+            _opaque(b, node, val, node.op, f"{node.op} node")
+    returns: List[int] = []
+    for is_node, v in outputs:
+        if is_node and v not in returns:
+            returns.append(v)
+    text = print_graph(name, b.nodes, returns)
+    return Translation(name, text, b.nodes, b.index, placeholders, outputs, fusible, fx_ops)
+
+
+def _never(env: list) -> Any:
+    raise RuntimeError("graph inputs are bound by the executor")
+
+
+def _opaque(b: _Builder, node: torch.fx.Node, val: Any, origin: str, reason: str) -> str:
+    operands: List[int] = []
+    for a in node.all_input_nodes:
+        s = b.logical(a)
+        if s not in operands:
+            operands.append(s)
+    if node.op == "get_attr":
+        run = lambda env, n=node: _get_attr(n)  # noqa: E731
+    else:
+        run = make_call(node, lambda a: b.fx_slot[a])
+    tt = static_type(val, _offset(val))
+    gnode = GNode(node.name, "opaque", operands, {"target": origin}, tt, run, node, origin, reason)
+    b.fx_slot[node] = b.add(gnode, _offset(val))
+    return "opaque"
+
+
+def _get_attr(node: torch.fx.Node) -> Any:
+    obj = node.graph.owning_module
+    for part in str(node.target).split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _try_view(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
+    rule = aten_table.VIEW_RULES.get(node.target)
+    if rule is None:
+        return None
+    kind, attrs_fn = rule
+    args = bind_args(node)
+    src_fx = args.get("self")
+    if not isinstance(src_fx, torch.fx.Node) or not isinstance(src_fx.meta.get("val"), torch.Tensor):
+        return None
+    if static_type(val) is None or static_type(src_fx.meta["val"]) is None:
+        return _opaque(b, node, val, origin, "view of a symbolic or untyped tensor")
+    if kind == "expand" and _all_users_elementwise(node):
+        # A value-semantics expand feeding only elementwise ops: its users broadcast the source.
+        b.expand_src[node] = src_fx
+        return "view"
+    attrs = attrs_fn(args, src_fx.meta["val"], val)
+    if attrs is None:
+        return _opaque(b, node, val, origin, "view not expressible as a Graph IR view")
+    src = b.logical(src_fx)
+    tt = static_type(val, b.root_off[src])
+    run = make_call(node, lambda a: b.fx_slot[a])
+    b.fx_slot[node] = b.add(GNode(node.name, kind, [src], attrs, tt, run, node, origin), b.root_off[src])
+    return "view"
+
+
+def _all_users_elementwise(node: torch.fx.Node) -> bool:
+    users = list(node.users)
+    return bool(users) and all(
+        u.op == "call_function" and u.target in aten_table.ELEMENTWISE_RULES for u in users
+    )
+
+
+def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
+    rule = aten_table.ELEMENTWISE_RULES.get(node.target)
+    if rule is None:
+        return None
+    out_t = static_type(val)
+    if out_t is None:
+        return _opaque(b, node, val, origin, "symbolic shape or a dtype the IR lacks")
+    perm = physical_order(out_t)
+    if perm is None:
+        return _opaque(b, node, val, origin, f"result layout strides {list(out_t.strides)} is not dense")
+    plan = rule(bind_args(node), val)
+    if isinstance(plan, str):
+        return _opaque(b, node, val, origin, plan)
+    bad = _check_plan(b, plan, out_t)
+    if bad:
+        return _opaque(b, node, val, origin, bad)
+    if plan.kind == "const":
+        v = _const_value(plan.attrs["value"], out_t.dtype)
+        run = make_call(node, lambda a: b.fx_slot[a])
+        b.fx_slot[node] = b.add(GNode(node.name, "const", [], {"value": v}, out_t, run, node, origin))
+        return "view"  # not counted as fusible work
+
+    operands: List[int] = []
+    slot_of_fx: Dict[torch.fx.Node, int] = {}
+    for op in plan.operands:
+        if isinstance(op.value, torch.fx.Node):
+            s = b.operand(op.value, op.dtype, out_t.shape, perm, origin)
+            slot_of_fx.setdefault(op.value, s)
+        else:
+            s = b.const(op.value, op.dtype, origin)
+        operands.append(s)
+    # Eagerly the op runs on its (cast, broadcast, permuted) operands; scalars stay literal.
+    run = make_call(node, lambda a: slot_of_fx[a])
+    tt = TType.contiguous(out_t.dtype, _permuted(out_t.shape, perm))
+    i = b.add(GNode(node.name, plan.kind, operands, dict(plan.attrs), tt, run, node, origin))
+    if perm == sorted(perm):
+        b.fx_slot[node] = i
+    else:
+        b.phys[node] = (i, perm)
+    return "fused"
+
+
+def _check_plan(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
+    """None when every operand can be read by a kernel of `plan.kind` after its cast."""
+    if plan.kind == "const":
+        return None
+    allowed = b.supported.get(plan.kind)
+    if allowed is None:
+        return f"kind {plan.kind} is not in the op registry"
+    for k, op in enumerate(plan.operands):
+        if op.dtype not in DTYPE_NAMES:
+            return f"operand dtype {op.dtype}"
+        if isinstance(op.value, torch.fx.Node):
+            val = op.value.meta.get("val")
+            t = static_type(val)
+            if t is None:
+                return f"operand %{op.value.name} has a symbolic shape or a dtype the IR lacks"
+            if not _broadcastable(t.shape, out_t.shape):
+                return f"operand shape {list(t.shape)} does not broadcast to {list(out_t.shape)}"
+        if plan.kind in ("broadcast", "cast"):
+            continue
+        ok = allowed
+        if plan.kind == "where":
+            ok = {torch.bool} if k == 0 else allowed - {torch.bool}
+        if op.dtype not in ok:
+            return f"{plan.kind} on {DTYPE_NAMES[op.dtype]} is not supported by generated kernels"
+    if plan.kind == "cast" and out_t.dtype not in allowed:
+        return f"cast to {DTYPE_NAMES[out_t.dtype]} is not supported by generated kernels"
+    return None
+
+
+def _broadcastable(src: Tuple[int, ...], dst: Tuple[int, ...]) -> bool:
+    if len(src) > len(dst):
+        return False
+    return all(s == d or s == 1 for s, d in zip(reversed(src), reversed(dst)))

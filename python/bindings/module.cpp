@@ -1,0 +1,221 @@
+// autofuse._C: the nanobind bindings of the C++ core for the torch frontend (python/autofuse).
+// compile() runs the pipeline on Graph IR text and returns a Program; Program.launch() runs one
+// of its kernels on raw data pointers. No libtorch: tensors cross as integers (data_ptr()).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fusion/printer.h"
+#include "graph/op_registry.h"
+#include "graph/parser.h"
+#include "graph/printer.h"
+#include "graph/verifier.h"
+#include "pipeline/pipeline.h"
+#include "runtime/launch.h"
+#include "support/error.h"
+
+namespace nb = nanobind;
+
+namespace {
+
+/// The most kernel arguments / size symbols launch() passes without a heap allocation.
+constexpr size_t kStackArgs = 64;
+
+/// A compiled program as Python sees it; keeps the loaded kernels alive.
+struct Program {
+  af::CompiledProgram prog;
+  af::schedule::Target target;
+};
+
+/// One step as a tuple: (kind, name, ops, inputs, outputs, kernel_index, reason).
+using StepTuple = std::tuple<std::string, std::string, std::vector<std::string>,
+                             std::vector<std::string>, std::vector<std::string>, int, std::string>;
+
+std::vector<std::string> names_of(const af::graph::Graph& g, const std::vector<int>& idx) {
+  std::vector<std::string> out;
+  out.reserve(idx.size());
+  for (int i : idx) out.push_back(g.nodes.at(i).name);
+  return out;
+}
+
+std::vector<StepTuple> steps_of(const Program& p) {
+  const auto& fg = p.prog.fused;
+  const auto& g = fg.source;
+  std::vector<StepTuple> out;
+  int k = 0;
+  for (const auto& n : fg.nodes) {
+    bool kernel = n.kind == af::fusion::FusedNode::Kind::Kernel;
+    out.emplace_back(kernel ? "kernel" : "opaque", n.name, names_of(g, n.ops), names_of(g, n.inputs),
+                     names_of(g, n.outputs), kernel ? k : -1, n.reason);
+    if (kernel) ++k;
+  }
+  return out;
+}
+
+const af::KernelHandle& kernel_at(const Program& p, int k) {
+  if (k < 0 || k >= static_cast<int>(p.prog.kernels.size()))
+    throw nb::index_error(("kernel index " + std::to_string(k) + " out of range (" +
+                           std::to_string(p.prog.kernels.size()) + " kernels)")
+                              .c_str());
+  return p.prog.kernels[k];
+}
+
+/// Copies the ints of a list or tuple into `out` (at most `cap`); returns the count.
+template <typename T>
+size_t read_ints(nb::handle seq, T* out, size_t cap, const char* what) {
+  PyObject* o = seq.ptr();
+  bool is_list = PyList_Check(o);
+  if (!is_list && !PyTuple_Check(o)) throw nb::type_error((std::string(what) + " must be a list or tuple of ints").c_str());
+  Py_ssize_t n = is_list ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
+  if (static_cast<size_t>(n) > cap)
+    throw nb::value_error((std::string(what) + ": too many entries (" + std::to_string(n) + ")").c_str());
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
+    long long v = PyLong_AsLongLong(item);
+    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+    out[i] = static_cast<T>(v);
+  }
+  return static_cast<size_t>(n);
+}
+
+/// Runs kernel k: ptrs = data pointers of its inputs then outputs, syms = its size symbols.
+void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthreads) {
+  const af::KernelHandle& h = kernel_at(p, k);
+  void* args[kStackArgs];
+  int64_t symbols[kStackArgs];
+  size_t nargs = read_ints(ptrs, reinterpret_cast<uintptr_t*>(args), kStackArgs, "ptrs");
+  size_t nsyms = read_ints(syms, symbols, kStackArgs, "syms");
+  if (nargs != static_cast<size_t>(h.num_inputs + h.num_outputs))
+    throw nb::value_error(("kernel " + h.name + " takes " + std::to_string(h.num_inputs) +
+                           " inputs and " + std::to_string(h.num_outputs) + " outputs, got " +
+                           std::to_string(nargs) + " pointers")
+                              .c_str());
+  if (nsyms != h.symbols.size())
+    throw nb::value_error(("kernel " + h.name + " takes " + std::to_string(h.symbols.size()) +
+                           " size symbols, got " + std::to_string(nsyms))
+                              .c_str());
+  auto tiling = reinterpret_cast<af_tiling_fn>(h.tiling_fn);
+  auto kernel = reinterpret_cast<af_kernel_fn>(h.kernel_fn);
+  nb::gil_scoped_release release;
+  af::runtime::launch(tiling, kernel, args, symbols, nthreads, p.target);
+}
+
+/// Parses and compiles Graph IR text; `log` (a callable or None) receives the pipeline's lines.
+Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
+                 const std::string& cxx, bool enable_fusion, nb::handle log) {
+  af::CompileOptions opts;
+  opts.dump_dir = dump_dir;
+  opts.cache_dir = cache_dir;
+  opts.cxx = cxx;
+  opts.enable_fusion = enable_fusion;
+  if (log.is_valid() && !log.is_none()) {
+    // The callable outlives compile() (the caller holds it); call it with the GIL held.
+    opts.log = [log](const std::string& line) {
+      nb::gil_scoped_acquire acquire;
+      try {
+        log(line);
+      } catch (nb::python_error& e) {
+        e.discard_as_unraisable("autofuse log callback");
+      }
+    };
+  }
+  auto program = std::make_unique<Program>();
+  program->target = opts.target;
+  {
+    nb::gil_scoped_release release;
+    af::graph::Graph g = af::graph::parse_graph(text);
+    program->prog = af::compile(g, opts);
+  }
+  return program.release();
+}
+
+/// Parses and verifies Graph IR text; returns it printed back (a frontend test hook).
+std::string check_graph(const std::string& text) {
+  af::graph::Graph g = af::graph::parse_graph(text);
+  af::graph::verify(g);
+  return af::graph::print(g);
+}
+
+nb::dict stats() {
+  af::CompileStats s = af::global_stats();
+  nb::dict d;
+  d["cxx_compiles"] = s.cxx_compiles;
+  d["cache_hits"] = s.cache_hits;
+  d["compile_seconds"] = s.compile_seconds;
+  return d;
+}
+
+/// kind -> (class, arity, operand dtype names) for every registry row.
+nb::dict op_registry() {
+  static const char* kClass[] = {"input", "const", "elementwise", "broadcast", "cast", "view", "opaque"};
+  nb::dict d;
+  for (const auto& op : af::graph::all_ops()) {
+    std::vector<std::string> dtypes;
+    for (unsigned t = 0; t <= static_cast<unsigned>(af::DType::F64); ++t)
+      if (op.operand_dtypes & (1u << t))
+        dtypes.emplace_back(af::dtype_name(static_cast<af::DType>(t)));
+    d[nb::str(op.name.data(), op.name.size())] =
+        nb::make_tuple(kClass[static_cast<int>(op.cls)], op.arity, dtypes);
+  }
+  return d;
+}
+
+}  // namespace
+
+NB_MODULE(_C, m) {
+  m.doc() = "autofuse C++ core: Graph IR text -> fused, compiled CPU kernels";
+  // Programs live in Dynamo's caches until interpreter exit; that is not a leak worth a warning.
+  nb::set_leak_warnings(false);
+#ifdef AUTOFUSE_VERSION
+  m.attr("version") = AUTOFUSE_VERSION;
+#else
+  m.attr("version") = "unknown";
+#endif
+
+  static nb::exception<af::CompileError> compile_error(m, "CompileError");
+  static nb::exception<af::ToolchainError> toolchain_error(m, "ToolchainError");
+  // A malformed graph text is a compile error to Python.
+  nb::register_exception_translator(
+      [](const std::exception_ptr& p, void* payload) {
+        try {
+          std::rethrow_exception(p);
+        } catch (const af::ParseError& e) {
+          PyErr_SetString(static_cast<PyObject*>(payload), e.what());
+        }
+      },
+      compile_error.ptr());
+
+  nb::class_<Program>(m, "Program", "A compiled Graph IR program: fused steps and loaded kernels.")
+      .def("fused_text", [](const Program& p) { return af::fusion::print(p.prog.fused); },
+           "The FusedGraph as text.")
+      .def("source", [](const Program& p) { return p.prog.source; }, "The generated C++ source.")
+      .def("steps", &steps_of,
+           "Steps in execution order: (kind, name, ops, inputs, outputs, kernel_index, reason).")
+      .def("num_kernels", [](const Program& p) { return p.prog.kernels.size(); })
+      .def("kernel_symbols", [](const Program& p, int k) { return kernel_at(p, k).symbols; },
+           nb::arg("k"), "The size symbols kernel k takes at launch, in order.")
+      .def("kernel_io",
+           [](const Program& p, int k) {
+             const auto& h = kernel_at(p, k);
+             return std::make_tuple(h.num_inputs, h.num_outputs);
+           },
+           nb::arg("k"), "(num_inputs, num_outputs) of kernel k.")
+      .def("launch", &launch, nb::arg("k"), nb::arg("ptrs"), nb::arg("syms"), nb::arg("nthreads"),
+           "Runs kernel k on data pointers (inputs then outputs) with size symbol values.");
+
+  m.def("compile", &compile, nb::arg("graph_text"), nb::arg("dump_dir") = "",
+        nb::arg("cache_dir") = "", nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true,
+        nb::arg("log") = nb::none(), nb::rv_policy::take_ownership,
+        "Parses Graph IR text and compiles it; raises CompileError or ToolchainError.");
+  m.def("check_graph", &check_graph, nb::arg("graph_text"),
+        "Parses and verifies Graph IR text, returns it printed; raises CompileError.");
+  m.def("stats", &stats, "Process-wide compile counters: cxx_compiles, cache_hits, compile_seconds.");
+  m.def("op_registry", &op_registry, "kind -> (class, arity, operand dtype names).");
+}

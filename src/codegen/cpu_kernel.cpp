@@ -1,0 +1,445 @@
+// The kernel function of one scheduled AscGraph: the loop nest of its schedule, per-tile base
+// pointers from the data/store strides, and the op chain in registers per vector step.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "codegen/cpu_kernel.h"
+#include "graph/op_registry.h"
+#include "support/error.h"
+
+namespace af::codegen {
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscNode;
+using ascir::AxisKind;
+
+[[noreturn]] void fail(const AscGraph& g, const std::string& what) {
+  throw CompileError("codegen @" + g.name + ": " + what);
+}
+
+std::string c_ident(const std::string& s) {
+  std::string out = s;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  return out;
+}
+
+/// The vector library's name for `t` in af_load_<T> and friends.
+std::string mem_suffix(const AscGraph& g, const AscNode& n, DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::Bool: return "bool";
+    default:
+      fail(g, "%" + n.name + " (" + n.op + ") has dtype " + std::string(dtype_name(t)) +
+                  "; CPU kernels read and write f32, f16, bf16 and bool");
+  }
+}
+
+std::string index_attr(const AscNode& n) {
+  auto it = n.attrs.find("index");
+  return it == n.attrs.end() ? "?" : attr_str(it->second);
+}
+
+/// An f32 C++ literal for `v`, exact (hexadecimal) and with inf/nan spelled out.
+std::string float_literal(double v) {
+  float f = static_cast<float>(v);
+  if (std::isnan(f)) return "__builtin_nanf(\"\")";
+  if (std::isinf(f)) return f < 0 ? "-__builtin_inff()" : "__builtin_inff()";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%af /* %.9g */", static_cast<double>(f), static_cast<double>(f));
+  return buf;
+}
+
+/// Replaces {0}, {1}, ... in a registry cpu_expr by the operand expressions.
+std::string format_expr(std::string pattern, const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string key = "{" + std::to_string(i) + "}";
+    for (size_t pos; (pos = pattern.find(key)) != std::string::npos;)
+      pattern.replace(pos, key.size(), args[i]);
+  }
+  return pattern;
+}
+
+/// Prints the kernel function of one KernelContext.
+class KernelPrinter {
+ public:
+  explicit KernelPrinter(const KernelContext& k) : k_(k), g_(*k.g) {}
+
+  std::string print() {
+    analyze_values();
+    line(0, "AF_EXPORT void " + k_.name +
+                "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {");
+    line(1, "const " + k_.name + "_TilingData* td = static_cast<const " + k_.name +
+                "_TilingData*>(tiling_data);");
+    for (const auto& [name, var] : k_.sym_var)
+      line(1, "const int64_t " + var + " = td->" + var + ";");
+    for (const auto& a : g_.axes)
+      line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " +
+                  a.name);
+    emit_pointers();
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (level_[i] == 0) emit_value(1, static_cast<int>(i), false);
+    emit_nest();
+    line(0, "}");
+    std::string out;
+    for (const auto& l : lines_) out += l + "\n";
+    return out;
+  }
+
+ private:
+  void line(int depth, const std::string& s) { lines_.push_back(std::string(2 * depth, ' ') + s); }
+
+  /// Lane stride of every data/store node (coefficient of the vectorized index), users, levels:
+  /// 0 = kernel-invariant, 1 = tile-invariant (hoisted out of the vector loop), 2 = per step.
+  void analyze_values() {
+    size_t n = g_.nodes.size();
+    lane_stride_.assign(n, 0);
+    level_.assign(n, -1);
+    users_.assign(n, {});
+    var_.assign(n, "");
+    for (size_t i = 0; i < n; ++i)
+      for (int in : g_.nodes[i].inputs) users_[in].push_back(static_cast<int>(i));
+    for (size_t i = 0; i < n; ++i) {
+      const AscNode& node = g_.nodes[i];
+      if (node.op == "data" || node.op == "store") {
+        sym::Expr s = 0;
+        for (size_t d = 0; d < node.out.axes.size(); ++d) {
+          int a = node.out.axes[d];
+          if (a == k_.vec || a == k_.vec_parent) s = s + node.out.strides[d];
+        }
+        lane_stride_[i] = s;
+      }
+      var_[i] = "v" + std::to_string(i);
+      if (node.op == "data" || node.op == "output") continue;
+      if (node.op == "scalar") {
+        level_[i] = 0;
+      } else if (node.op == "load") {
+        level_[i] = lane_stride_[node.inputs[0]] == sym::Expr(0) ? 1 : 2;
+      } else if (node.op == "store") {
+        level_[i] = 2;
+      } else {
+        level_[i] = 0;
+        for (int in : node.inputs) level_[i] = std::max(level_[i], level_[in]);
+        if (node.op == "broadcast") var_[i] = var_[node.inputs[0]];
+      }
+    }
+  }
+
+  std::string elem(DType t) { return std::string(dtype_storage_cpp(t)); }
+
+  void emit_pointers() {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      if (n.op == "data") {
+        mem_suffix(g_, n, n.out.dtype);
+        std::string t = elem(n.out.dtype);
+        line(1, "const " + t + "* in" + index_attr(n) + " = static_cast<const " + t + "*>(args[" +
+                    index_attr(n) + "]);  // %" + n.name);
+      } else if (n.op == "output") {
+        const AscNode& store = g_.nodes[n.inputs[0]];
+        mem_suffix(g_, store, store.out.dtype);
+        std::string t = elem(store.out.dtype);
+        line(1, t + "* out" + index_attr(n) + " = static_cast<" + t + "*>(args[" +
+                    std::to_string(k_.num_inputs) + " + " + index_attr(n) + "]);  // %" + n.name);
+      }
+    }
+  }
+
+  /// The loops of the nest down to the tile, then the tile body.
+  void emit_nest() {
+    IndexDeriver idx(g_, &lines_, "  ");
+    line(1, "const int64_t i" + std::to_string(k_.block_outer) + " = block_idx;  // " +
+                g_.axis(k_.block_outer).name);
+    line(1, "if (block_idx >= " + size_var(k_.block_outer) + ") return;");
+    idx.set(k_.block_outer, "i" + std::to_string(k_.block_outer));
+    int depth = 1;
+    for (size_t l = 1; l + 1 < k_.nest.size(); ++l) {
+      int a = k_.nest[l];
+      idx.set_indent(std::string(2 * depth, ' '));
+      std::string var = "i" + std::to_string(a);
+      line(depth, "for (int64_t " + var + " = 0; " + var + " < " + extent(idx, a) + "; ++" + var +
+                      ") {  // " + g_.axis(a).name);
+      idx.set(a, var);
+      ++depth;
+    }
+    idx.set_indent(std::string(2 * depth, ' '));
+    idx.set(k_.vec, "0", true);
+    line(depth, "const int64_t n = " + extent(idx, k_.vec) + ";  // elements of this tile");
+    emit_bases(idx, depth);
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (level_[i] == 1) emit_value(depth, static_cast<int>(i), false);
+    line(depth, "int64_t j = 0;");
+    line(depth, "for (; j + AF_LANES <= n; j += AF_LANES) {");
+    emit_step(depth + 1, false);
+    line(depth, "}");
+    line(depth, "if (j < n) {  // the tail: fewer than AF_LANES elements");
+    line(depth + 1, "const int64_t rem = n - j;");
+    emit_step(depth + 1, true);
+    line(depth, "}");
+    for (; depth > 1; --depth) line(depth - 1, "}");
+  }
+
+  /// Loop extent of axis `a`: its size, or for the inner part of a split what is left of the
+  /// parent after the outer part's index.
+  std::string extent(IndexDeriver& idx, int a) {
+    const auto& ax = g_.axis(a);
+    if ((ax.kind != AxisKind::TileInner && ax.kind != AxisKind::BlockInner) || ax.from.size() != 1)
+      return size_var(a);
+    int parent = ax.from[0];
+    AxisKind outer_kind = ax.kind == AxisKind::TileInner ? AxisKind::TileOuter : AxisKind::BlockOuter;
+    for (const auto& o : g_.axes)
+      if (o.kind == outer_kind && o.from.size() == 1 && o.from[0] == parent) {
+        auto oi = idx.get(o.id);
+        if (!oi) fail(g_, "cannot derive the index of axis " + o.name + " at the loop of " + ax.name);
+        return "af_min(" + size_var(a) + ", " + size_var(parent) + " - " + *oi + " * " +
+               size_var(a) + ")";
+      }
+    return size_var(a);
+  }
+
+  /// Base offset of a data/store tensor in this tile (vectorized index 0), in elements.
+  std::string base_offset(IndexDeriver& idx, const AscNode& n) {
+    std::string e = cpp_expr(k_, n.out.offset);
+    for (size_t d = 0; d < n.out.axes.size(); ++d) {
+      int a = n.out.axes[d];
+      if (n.out.strides[d] == sym::Expr(0)) continue;
+      auto i = idx.get(a);
+      if (!i)
+        fail(g_, "%" + n.name + ": cannot derive the index of axis " + g_.axis(a).name +
+                     " from the loop nest");
+      bool linear = a == k_.vec || idx.split_with_inner(a, k_.vec);
+      if (idx.uses_vec(a) && !linear)
+        fail(g_, "%" + n.name + ": axis " + g_.axis(a).name +
+                     " is not linear in the vectorized axis");
+      if (*i == "0") continue;
+      e += " + " + *i + " * " + cpp_expr(k_, n.out.strides[d]);
+    }
+    return e;
+  }
+
+  void emit_bases(IndexDeriver& idx, int depth) {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      bool loaded = n.op == "data" && std::any_of(users_[i].begin(), users_[i].end(), [&](int u) {
+                      return g_.nodes[u].op == "load";
+                    });
+      if (!loaded && n.op != "store") continue;
+      std::string base = base_offset(idx, n);
+      std::string t = elem(n.out.dtype);
+      if (n.op == "data") {
+        line(depth, "const " + t + "* p" + std::to_string(i) + " = in" + index_attr(n) + " + (" +
+                        base + ");");
+      } else {
+        for (int u : users_[i])
+          line(depth, t + "* q" + std::to_string(i) + "_" + index_attr(g_.nodes[u]) + " = out" +
+                          index_attr(g_.nodes[u]) + " + (" + base + ");");
+        if (lane_stride_[i] == sym::Expr(0))
+          fail(g_, "store %" + n.name + " has stride 0 on the vectorized axis");
+      }
+      if (lane_stride_[i] != sym::Expr(1) && lane_stride_[i] != sym::Expr(0))
+        line(depth, "const int64_t ls" + std::to_string(i) + " = " +
+                        cpp_expr(k_, lane_stride_[i]) + ";  // gather/scatter stride");
+    }
+  }
+
+  /// One vector step: every per-step value, then every store. `tail`: only `rem` lanes.
+  void emit_step(int depth, bool tail) {
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (level_[i] == 2 && g_.nodes[i].op != "store") emit_value(depth, static_cast<int>(i), tail);
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (g_.nodes[i].op == "store") emit_store(depth, static_cast<int>(i), tail);
+  }
+
+  void emit_store(int depth, int i, bool tail) {
+    const AscNode& n = g_.nodes[i];
+    const AscNode& value = g_.nodes[n.inputs[0]];
+    if ((n.out.dtype == DType::Bool) != (value.out.dtype == DType::Bool))
+      fail(g_, "store %" + n.name + " writes " + std::string(dtype_name(n.out.dtype)) +
+                   " from a " + std::string(dtype_name(value.out.dtype)) + " value");
+    std::string sfx = mem_suffix(g_, n, n.out.dtype);
+    std::string v = var_[n.inputs[0]];
+    std::string n_arg = tail ? ", rem" : "";
+    std::string fn_tail = tail ? "_n" : "";
+    bool contiguous = lane_stride_[i] == sym::Expr(1);
+    for (int u : users_[i]) {
+      std::string q = "q" + std::to_string(i) + "_" + index_attr(g_.nodes[u]);
+      if (contiguous)
+        line(depth, "af_store_" + sfx + fn_tail + "(" + q + " + j, " + v + n_arg + ");");
+      else
+        line(depth, "af_scatter_" + sfx + fn_tail + "(" + q + " + j * ls" + std::to_string(i) +
+                        ", ls" + std::to_string(i) + ", " + v + n_arg + ");");
+    }
+  }
+
+  void emit_value(int depth, int i, bool tail) {
+    const AscNode& n = g_.nodes[i];
+    if (n.op == "broadcast") return;  // a vector already holds the value in every lane
+    std::string rhs = value_expr(i, tail);
+    if (rhs.empty()) return;
+    line(depth, "const auto " + var_[i] + " = " + rhs + ";  // %" + n.name + " " + n.op);
+  }
+
+  std::string value_expr(int i, bool tail) {
+    const AscNode& n = g_.nodes[i];
+    std::vector<std::string> args;
+    for (int in : n.inputs) args.push_back(var_[in]);
+    if (n.op == "scalar") return scalar_expr(n);
+    if (n.op == "load") {
+      int d = n.inputs[0];
+      const AscNode& data = g_.nodes[d];
+      std::string sfx = mem_suffix(g_, data, data.out.dtype);
+      if ((n.out.dtype == DType::Bool) != (data.out.dtype == DType::Bool))
+        fail(g_, "load %" + n.name + " reads " + std::string(dtype_name(data.out.dtype)) +
+                     " as " + std::string(dtype_name(n.out.dtype)));
+      std::string p = "p" + std::to_string(d);
+      if (level_[i] == 1) return "af_load1_" + sfx + "(" + p + ")";
+      std::string n_arg = tail ? ", rem" : "";
+      std::string fn_tail = tail ? "_n" : "";
+      if (lane_stride_[d] == sym::Expr(1))
+        return "af_load_" + sfx + fn_tail + "(" + p + " + j" + n_arg + ")";
+      std::string ls = "ls" + std::to_string(d);
+      return "af_gather_" + sfx + fn_tail + "(" + p + " + j * " + ls + ", " + ls + n_arg + ")";
+    }
+    if (n.op == "cast") return cast_expr(i, args[0]);
+    for (int in : n.inputs) mem_suffix(g_, g_.nodes[in], g_.nodes[in].out.dtype);
+    mem_suffix(g_, n, n.out.dtype);
+    const graph::OpDef* def = graph::find_op(n.op);
+    if (!def || def->cls != graph::OpClass::Elementwise || def->cpu_expr.empty())
+      fail(g_, "%" + n.name + ": op '" + n.op + "' has no CPU expression in the op registry");
+    if (def->arity >= 0 && static_cast<size_t>(def->arity) != args.size())
+      fail(g_, "%" + n.name + " (" + n.op + ") has " + std::to_string(args.size()) +
+                   " operands, the registry says " + std::to_string(def->arity));
+    std::string pattern(def->cpu_expr);
+    auto approx = n.attrs.find("approximate");
+    if (approx != n.attrs.end() && std::holds_alternative<std::string>(approx->second)) {
+      const std::string& mode = std::get<std::string>(approx->second);
+      if (mode != "none") {
+        std::string call = "af_" + n.op + "(";
+        size_t pos = pattern.find(call);
+        if (pos == std::string::npos || c_ident(mode) != mode)
+          fail(g_, "%" + n.name + " (" + n.op + "): unsupported approximate = \"" + mode + "\"");
+        pattern.replace(pos, call.size(), "af_" + n.op + "_" + mode + "(");
+      }
+    }
+    return format_expr(pattern, args);
+  }
+
+  std::string scalar_expr(const AscNode& n) {
+    auto it = n.attrs.find("value");
+    double v = 0;
+    if (it != n.attrs.end() && std::holds_alternative<double>(it->second))
+      v = std::get<double>(it->second);
+    else if (it != n.attrs.end() && std::holds_alternative<int64_t>(it->second))
+      v = static_cast<double>(std::get<int64_t>(it->second));
+    else
+      fail(g_, "scalar %" + n.name + " needs a numeric attribute 'value'");
+    switch (n.out.dtype) {
+      case DType::Bool: return std::string("af_mask_splat(") + (v != 0 ? "true" : "false") + ")";
+      case DType::F16: return "af_round_f16(af_splat(" + float_literal(v) + "))";
+      case DType::BF16: return "af_round_bf16(af_splat(" + float_literal(v) + "))";
+      default: return "af_splat(" + float_literal(v) + ")";  // computed in f32
+    }
+  }
+
+  std::string cast_expr(int i, const std::string& x) {
+    const AscNode& n = g_.nodes[i];
+    const AscNode& in = g_.nodes[n.inputs[0]];
+    mem_suffix(g_, in, in.out.dtype);
+    std::string to = mem_suffix(g_, n, n.out.dtype);
+    if (n.out.dtype == DType::F16 || n.out.dtype == DType::BF16) {
+      // Feeding only stores of the same dtype: the store rounds the same way.
+      bool only_stores = !users_[i].empty();
+      for (int u : users_[i])
+        only_stores = only_stores && g_.nodes[u].op == "store" &&
+                      g_.nodes[u].out.dtype == n.out.dtype && in.out.dtype != DType::Bool;
+      if (only_stores) return x;
+    }
+    return "af_to_" + to + "(" + x + ")";
+  }
+
+  const KernelContext& k_;
+  const AscGraph& g_;
+  std::vector<std::string> lines_;
+  std::vector<sym::Expr> lane_stride_;
+  std::vector<int> level_;
+  std::vector<std::vector<int>> users_;
+  std::vector<std::string> var_;
+};
+
+}  // namespace
+
+std::string cpp_expr(const KernelContext& k, const sym::Expr& e) {
+  return e.cpp([&](const std::string& name) -> std::string {
+    auto it = k.sym_var.find(name);
+    if (it == k.sym_var.end())
+      throw CompileError("codegen @" + k.g->name + ": unknown size symbol '" + name + "'");
+    return it->second;
+  });
+}
+
+KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
+  KernelContext k;
+  k.g = &g;
+  k.name = c_name;
+  if (!g.schedule) fail(g, "the graph is not scheduled (run schedule::schedule_kernel first)");
+  const ascir::ScheduleInfo& s = *g.schedule;
+  if (s.case_name != "elementwise")
+    fail(g, "TilingCase \"" + s.case_name + "\" has no CPU emitter (known: elementwise)");
+  const ascir::TilingParam* tile = nullptr;
+  const ascir::TilingParam* block = nullptr;
+  for (const auto& p : s.params) {
+    if (p.role == "tile") tile = &p;
+    if (p.role == "block") block = &p;
+  }
+  if (!tile || !block) fail(g, "the schedule needs one tile and one block parameter");
+  k.tile_param = tile->name;
+  k.block_param = block->name;
+  k.vec = s.vectorized_axis;
+  k.block_outer = s.block_axis;
+  if (k.vec < 0 || g.axis(k.vec).kind != AxisKind::TileInner || g.axis(k.vec).from.size() != 1)
+    fail(g, "the vectorized axis must be a tile_inner axis");
+  k.vec_parent = g.axis(k.vec).from[0];
+  if (tile->axis != k.vec_parent || g.axis(k.vec).size != sym::Expr::symbol(tile->name))
+    fail(g, "tile parameter " + tile->name + " does not size the vectorized axis");
+  for (const auto& a : g.axes)
+    if (a.kind == AxisKind::TileOuter && a.from.size() == 1 && a.from[0] == k.vec_parent)
+      k.tile_outer = a.id;
+  if (k.tile_outer < 0) fail(g, "the vectorized axis has no tile_outer sibling");
+  if (k.block_outer < 0 || g.axis(k.block_outer).kind != AxisKind::BlockOuter)
+    fail(g, "the block axis must be a block_outer axis");
+  k.block_parent = g.axis(k.block_outer).from.at(0);
+  if (block->axis != k.block_parent) fail(g, "block parameter " + block->name + " splits another axis");
+
+  if (g.nodes.empty()) fail(g, "the kernel has no nodes");
+  k.nest = g.nodes[0].sched_axes;
+  for (const auto& n : g.nodes)
+    if (n.sched_axes != k.nest) fail(g, "%" + n.name + " is not on the kernel's loop nest");
+  if (k.nest.size() < 2 || k.nest.front() != k.block_outer || k.nest.back() != k.vec)
+    fail(g, "the loop nest must start at the block axis and end at the vectorized axis");
+
+  std::set<std::string> all;
+  for (const auto& sname : g.size_symbols()) all.insert(sname);
+  all.insert(k.tile_param);
+  all.insert(k.block_param);
+  std::set<std::string> vars;
+  for (const auto& sname : all) {
+    std::string var = "sym_" + c_ident(sname);
+    if (!vars.insert(var).second) fail(g, "size symbols collide as C name " + var);
+    k.sym_var[sname] = var;
+    if (sname != k.tile_param && sname != k.block_param) k.size_symbols.push_back(sname);
+  }
+  for (const auto& n : g.nodes) {
+    if (n.op == "data") ++k.num_inputs;
+    if (n.op == "output") ++k.num_outputs;
+  }
+  return k;
+}
+
+std::string emit_kernel_function(const KernelContext& k) { return KernelPrinter(k).print(); }
+
+}  // namespace af::codegen

@@ -1,0 +1,73 @@
+// Internal to the CPU emitter: what it reads off one scheduled AscGraph (the loop nest, the
+// tiling parameters, the C names of symbols) and the printers of the kernel function and of
+// the axis index expressions.
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ascir/asc_graph.h"
+
+namespace af::codegen {
+
+/// One scheduled kernel as the emitter sees it. Built (and validated) by analyze_kernel.
+struct KernelContext {
+  const ascir::AscGraph* g = nullptr;
+  std::string name;                             // C identifier; exports <name>_tiling/_kernel
+  std::vector<std::string> size_symbols;        // sorted, without the tiling parameters
+  std::map<std::string, std::string> sym_var;   // every symbol -> C variable name
+  std::vector<int> nest;                        // sched axes, outer -> inner
+  int vec = -1;           // the vectorized axis (tile_inner), innermost in `nest`
+  int vec_parent = -1;    // the axis it splits
+  int tile_outer = -1;    // its tile_outer sibling
+  int block_outer = -1;   // the launch block axis, outermost in `nest`
+  int block_parent = -1;  // the axis block_outer x block_inner splits
+  std::string tile_param, block_param;  // symbol names
+  int num_inputs = 0, num_outputs = 0;
+};
+
+/// Reads the schedule of `g` (TilingCase "elementwise") and checks the emitter can print it.
+/// Throws CompileError naming the kernel otherwise.
+KernelContext analyze_kernel(const ascir::AscGraph& g, const std::string& c_name);
+
+/// C++ text of `e` with symbols replaced by their C variables.
+std::string cpp_expr(const KernelContext& k, const sym::Expr& e);
+/// C variable holding the size of axis `id` (defined at the top of the kernel function).
+std::string size_var(int axis_id);
+
+/// Derives the index of any axis from the loop indices known so far, writing `const int64_t`
+/// definitions into `lines` as needed (memoized). Rules: an axis split into outer x inner is
+/// outer * size(inner) + inner; a part of a merged axis is (merged / size of later parts) mod
+/// its size.
+class IndexDeriver {
+ public:
+  IndexDeriver(const ascir::AscGraph& g, std::vector<std::string>* lines, std::string indent)
+      : g_(g), lines_(lines), indent_(std::move(indent)) {}
+  /// Declares the index of a loop axis (a C expression); `uses_vec` for the vectorized axis.
+  void set(int axis, std::string expr, bool uses_vec = false);
+  /// The C variable (or expression) holding axis `a`'s index; nullopt when it cannot be derived.
+  std::optional<std::string> get(int a);
+  /// Whether `a`'s index depends on the vectorized axis (after get(a) succeeded).
+  bool uses_vec(int a) const { return uses_vec_.count(a) && uses_vec_.at(a); }
+  /// Whether `a` is split into outer x `inner` (so its index is linear in inner's).
+  bool split_with_inner(int a, int inner) const;
+  /// Indentation of the definitions written from now on (one per loop level).
+  void set_indent(std::string indent) { indent_ = std::move(indent); }
+
+ private:
+  const ascir::AscGraph& g_;
+  std::vector<std::string>* lines_;
+  std::string indent_;
+  std::map<int, std::string> known_;
+  std::map<int, bool> uses_vec_;
+  std::set<int> visiting_;
+};
+
+/// The text of `extern "C" void <name>_kernel(void* const* args, const void* tiling_data,
+/// int64_t block_idx)`: one block of the loop nest, the op chain in registers.
+std::string emit_kernel_function(const KernelContext& k);
+
+}  // namespace af::codegen

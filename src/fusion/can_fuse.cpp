@@ -1,0 +1,64 @@
+// Fusion policy (see can_fuse.h).
+#include "fusion/can_fuse.h"
+
+#include <set>
+
+#include "fusion/merge.h"
+#include "fusion/steps.h"
+#include "support/error.h"
+
+namespace af::fusion {
+namespace {
+
+/// Distinct Graph IR values the merged kernel reads: both kernels' inputs, less a's results.
+int merged_input_count(const FusedNode& a, const FusedNode& b) {
+  std::set<int> in(a.inputs.begin(), a.inputs.end());
+  std::set<int> made(a.ops.begin(), a.ops.end());
+  for (int v : b.inputs)
+    if (!made.count(v)) in.insert(v);
+  return static_cast<int>(in.size());
+}
+
+}  // namespace
+
+FusionDecision can_fuse(const FusedGraph& fg, int a, int b, const FusionOptions& opts) {
+  return can_fuse(fg, StepIndex(fg), a, b, opts);
+}
+
+FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int b,
+                        const FusionOptions& opts) {
+  const int n = static_cast<int>(fg.nodes.size());
+  if (a < 0 || b >= n || a >= b)
+    throw CompileError("can_fuse: steps " + std::to_string(a) + ", " + std::to_string(b) +
+                       " are not two steps in execution order of a " + std::to_string(n) +
+                       "-step graph");
+  if (!opts.enabled) return FusionDecision::no("fusion is disabled");
+  for (int s : {a, b}) {
+    const FusedNode& step = fg.nodes[s];
+    if (step.kind != FusedNode::Kind::Kernel)
+      return FusionDecision::no("step " + step_label(fg, s) + " is not a kernel (" + step.reason +
+                                ")");
+  }
+  const FusedNode& ka = fg.nodes[a];
+  const FusedNode& kb = fg.nodes[b];
+  if (!same_loop_axes(ka.kernel, kb.kernel))
+    return FusionDecision::no("different loop axes " + loop_axes_str(ka.kernel) + " vs " +
+                              loop_axes_str(kb.kernel));
+  if (int via = index.path_through(a, b); via >= 0)
+    return FusionDecision::no("fusing " + step_label(fg, a) + " into " + step_label(fg, b) +
+                              " would create a cycle through " + step_label(fg, via));
+  int inputs = merged_input_count(ka, kb);
+  if (inputs > opts.max_inputs)
+    return FusionDecision::no("the merged kernel would read " + std::to_string(inputs) +
+                              " inputs, more than max_inputs " + std::to_string(opts.max_inputs));
+  // The sum bounds the merged count from above; merge only when it might be over the limit.
+  int nodes = compute_node_count(ka.kernel) + compute_node_count(kb.kernel);
+  if (nodes > opts.max_nodes) nodes = compute_node_count(merge_kernels(fg, a, b).kernel);
+  if (nodes > opts.max_nodes)
+    return FusionDecision::no("the merged kernel would have " + std::to_string(nodes) +
+                              " compute nodes, more than max_nodes " +
+                              std::to_string(opts.max_nodes));
+  return FusionDecision::yes();
+}
+
+}  // namespace af::fusion

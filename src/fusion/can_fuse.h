@@ -1,0 +1,37 @@
+// Fusion policy: may two steps of a FusedGraph become one kernel? Every "no" carries its reason
+// (for the greedy driver's rejected list and the explain report). The mechanics are in merge.h.
+#pragma once
+#include <string>
+
+#include "fusion/fused_graph.h"
+
+namespace af::fusion {
+
+struct StepIndex;
+
+/// Knobs of the fusion pass (AutoFuse's defaults: 64 nodes, 8 inputs).
+struct FusionOptions {
+  bool enabled = true;  // false: every fusible op stays its own kernel
+  int max_nodes = 64;   // most compute nodes (all but data/load/store/output/scalar) per kernel
+  int max_inputs = 8;   // most distinct inputs per kernel
+};
+
+/// A policy answer: `ok`, or not with the reason why.
+struct FusionDecision {
+  bool ok = false;
+  std::string reason;
+  static FusionDecision yes() { return {true, {}}; }
+  static FusionDecision no(std::string why) { return {false, std::move(why)}; }
+};
+
+/// Whether steps a and b (a before b in execution order) may merge into one kernel. Says no,
+/// with the reason, when fusion is disabled, either step is not a kernel, their loop axes
+/// differ, another step lies on a path from a to b (merging would create a cycle), or the
+/// merged kernel would have more than max_inputs distinct inputs or max_nodes compute nodes.
+/// Throws CompileError when a, b are not two steps with a < b.
+FusionDecision can_fuse(const FusedGraph& fg, int a, int b, const FusionOptions& opts);
+/// The same, reusing a StepIndex of `fg` (the greedy driver asks many times per round).
+FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int b,
+                        const FusionOptions& opts);
+
+}  // namespace af::fusion

@@ -1,0 +1,262 @@
+// Lowering: each fusible Graph IR op becomes a one-op AscGraph kernel; the rest Opaque steps.
+#include "fusion/lower.h"
+
+#include <map>
+#include <set>
+
+#include "fusion/steps.h"
+#include "graph/op_registry.h"
+#include "support/error.h"
+
+namespace af::fusion {
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscNode;
+using ascir::AscTensor;
+using graph::OpClass;
+
+/// Storage dtypes generated kernels read and write.
+constexpr graph::DTypeMask kKernelTypes = graph::kFloatTypes | graph::kBoolType;
+
+/// The dtype a kernel computes a value of dtype `t` in.
+DType compute_dtype(DType t) {
+  return is_low_precision_float(t) ? DType::F32 : t;
+}
+
+std::string where(const graph::Graph& g, int node) {
+  const graph::Node& n = g.nodes[node];
+  return "node %" + n.name + " (" + n.kind + ")";
+}
+
+/// A local (tile) tensor: contiguous over `repeats`, stride 0 on every dim of repeat 1.
+AscTensor local_tensor(DType dtype, const std::vector<int>& axes,
+                       const std::vector<sym::Expr>& repeats) {
+  AscTensor t;
+  t.dtype = dtype;
+  t.axes = axes;
+  t.repeats = repeats;
+  t.strides = graph::contiguous_strides(repeats);
+  for (size_t d = 0; d < repeats.size(); ++d)
+    if (repeats[d] == sym::Expr(1)) t.strides[d] = 0;
+  return t;
+}
+
+/// Builds the one-op kernel of Graph IR node `op`.
+class KernelBuilder {
+ public:
+  KernelBuilder(const graph::Graph& g, int op) : g_(g), op_(op), n_(g.nodes[op]) {
+    k_.name = "k";
+    for (size_t d = 0; d < n_.type.rank(); ++d)
+      axes_.push_back(k_.add_axis("z" + std::to_string(d), n_.type.shape[d]));
+  }
+
+  FusedNode build() {
+    const graph::OpDef* def = graph::find_op(n_.kind);
+    std::vector<int> args;
+    for (int v : n_.operands) args.push_back(operand(v, def->cls == OpClass::Broadcast));
+    int value = -1;
+    if (def->cls == OpClass::Cast) {
+      value = lower_cast(args.at(0));
+    } else {
+      AscNode c;
+      c.name = n_.name;
+      c.op = def->cls == OpClass::Broadcast ? "broadcast" : n_.kind;
+      c.inputs = args;
+      if (def->cls == OpClass::Elementwise) c.attrs = n_.attrs;
+      c.out = local_tensor(compute_dtype(n_.type.dtype), axes_, n_.type.shape);
+      value = add(std::move(c));
+    }
+    store(value);
+    FusedNode step;
+    step.kind = FusedNode::Kind::Kernel;
+    step.ops = {op_};
+    step.inputs = inputs_;
+    step.outputs = {op_};
+    step.kernel = std::move(k_);
+    sort_kernel_io(step);
+    return step;
+  }
+
+ private:
+  /// Adds `n` scheduled over all axes, with a name no earlier node uses; returns its index.
+  int add(AscNode n) {
+    std::string base = n.name;
+    for (int i = 2; names_.count(n.name); ++i) n.name = base + "." + std::to_string(i);
+    names_.insert(n.name);
+    n.sched_axes = axes_;
+    return k_.add_node(std::move(n));
+  }
+
+  int cast(int in, DType to, std::string name) {
+    AscNode c;
+    c.name = std::move(name);
+    c.op = "cast";
+    c.inputs = {in};
+    c.out = k_.nodes[in].out;
+    c.out.dtype = to;
+    return add(std::move(c));
+  }
+
+  /// The compute-dtype node of operand value `v`: a scalar for a const, else data -> load
+  /// (-> cast to f32). A broadcast operand keeps repeat 1 / stride 0 on the dims it expands.
+  int operand(int v, bool broadcast) {
+    auto it = loaded_.find(v);
+    if (it != loaded_.end()) return it->second;
+    const graph::Node& p = g_.nodes[v];
+    const graph::TensorType& t = p.type;
+    if (p.kind == "const") {
+      if (t.rank() != 0)
+        throw CompileError(where(g_, op_) + ": const operand %" + p.name + " has shape " +
+                           sym::str(t.shape) + ", expected rank 0");
+      AscNode s;
+      s.name = p.name;
+      s.op = "scalar";
+      s.attrs = {{"value", p.attrs.at("value")}};
+      s.out.dtype = compute_dtype(t.dtype);
+      return loaded_[v] = add(std::move(s));
+    }
+    const auto& rshape = n_.type.shape;
+    if (!broadcast && t.shape != rshape)
+      throw CompileError(where(g_, op_) + ": operand %" + p.name + " has shape " +
+                         sym::str(t.shape) + ", expected the result shape " + sym::str(rshape));
+    if (t.rank() > rshape.size())
+      throw CompileError(where(g_, op_) + ": operand %" + p.name + " of shape " +
+                         sym::str(t.shape) + " has a higher rank than the result " +
+                         sym::str(rshape));
+    AscNode d;
+    d.name = p.name + ".data";
+    d.op = "data";
+    d.attrs = {{"index", static_cast<int64_t>(inputs_.size())}};
+    d.out.dtype = t.dtype;
+    d.out.axes = axes_;
+    size_t lead = rshape.size() - t.rank();
+    for (size_t i = 0; i < rshape.size(); ++i) {
+      bool kept = i >= lead && t.shape[i - lead] == rshape[i];
+      d.out.repeats.push_back(kept ? rshape[i] : sym::Expr(1));
+      d.out.strides.push_back(kept ? t.strides[i - lead] : sym::Expr(0));
+    }
+    inputs_.push_back(v);
+    AscNode l;
+    l.name = p.name + ".load";
+    l.op = "load";
+    l.out = local_tensor(t.dtype, axes_, d.out.repeats);
+    l.inputs = {add(std::move(d))};
+    int node = add(std::move(l));
+    if (is_low_precision_float(t.dtype)) node = cast(node, DType::F32, p.name + ".f32");
+    return loaded_[v] = node;
+  }
+
+  /// A Graph IR cast from the operand's dtype A to the result's B on compute value `x`: the
+  /// node holding the result (in B, or in f32 when B's values compute in f32 and the cast is
+  /// exact there). A cast to f16/bf16 rounds explicitly; an exact one adds no node.
+  int lower_cast(int x) {
+    DType a = g_.nodes[n_.operands[0]].type.dtype;
+    DType b = n_.type.dtype;
+    const AscNode& xn = k_.nodes[x];
+    if (a == b && is_low_precision_float(b) && xn.op == "cast" &&
+        k_.nodes[xn.inputs[0]].out.dtype == b)
+      return xn.inputs[0];  // the loaded f16/bf16 value itself
+    if (is_low_precision_float(b)) return a == b ? x : cast(x, b, n_.name);
+    if (compute_dtype(a) == b) return x;  // f16/bf16 -> f32: already f32
+    return cast(x, b, n_.name);
+  }
+
+  /// Store + output of value node `value`, cast to the result's dtype first when needed.
+  void store(int value) {
+    const graph::TensorType& t = n_.type;
+    int src = value;
+    if (k_.nodes[value].out.dtype != t.dtype)
+      src = cast(value, t.dtype, n_.name + "." + std::string(dtype_name(t.dtype)));
+    AscNode s;
+    s.name = n_.name + ".store";
+    s.op = "store";
+    s.inputs = {src};
+    s.out.dtype = t.dtype;
+    s.out.axes = axes_;
+    s.out.repeats = t.shape;
+    s.out.strides = t.strides;
+    s.out.offset = t.offset;
+    AscNode o;
+    o.name = n_.name + ".out";
+    o.op = "output";
+    o.attrs = {{"index", int64_t{0}}};
+    o.out = s.out;
+    o.inputs = {add(std::move(s))};
+    add(std::move(o));
+  }
+
+  const graph::Graph& g_;
+  int op_;
+  const graph::Node& n_;
+  AscGraph k_;
+  std::vector<int> axes_;
+  std::vector<int> inputs_;      // data index -> graph node
+  std::map<int, int> loaded_;    // graph node -> its compute node in this kernel
+  std::set<std::string> names_;  // node names in use
+};
+
+FusedNode opaque_step(const graph::Graph& g, int node, std::string reason) {
+  FusedNode s;
+  s.kind = FusedNode::Kind::Opaque;
+  s.name = g.nodes[node].name;
+  s.ops = {node};
+  s.inputs = g.nodes[node].operands;
+  s.outputs = {node};
+  s.reason = std::move(reason);
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node) {
+  const graph::Node& n = g.nodes[node];
+  const graph::OpDef* def = graph::find_op(n.kind);
+  if (!def) throw CompileError(where(g, node) + ": unknown op kind");
+  switch (def->cls) {
+    case OpClass::Input:
+    case OpClass::Const: return "a " + n.kind + " is supplied by the frontend";
+    case OpClass::View: return "view op " + n.kind + " runs as an ATen alias";
+    case OpClass::Opaque: {
+      auto it = n.attrs.find("target");
+      const std::string* target =
+          it == n.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
+      return "opaque ATen op " + (target ? *target : std::string("(no target)"));
+    }
+    default: break;
+  }
+  auto unsupported = [&](DType t) {
+    return "dtype " + std::string(dtype_name(t)) + " is not supported by generated kernels (" +
+           n.kind + ")";
+  };
+  for (int v : n.operands) {
+    DType t = g.nodes[v].type.dtype;
+    if (!(graph::mask_of(t) & def->operand_dtypes & kKernelTypes)) return unsupported(t);
+  }
+  if (!(graph::mask_of(n.type.dtype) & kKernelTypes)) return unsupported(n.type.dtype);
+  return std::nullopt;
+}
+
+FusedGraph lower(const graph::Graph& g) {
+  FusedGraph fg;
+  fg.source = g;
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+    const graph::Node& n = g.nodes[i];
+    const graph::OpDef* def = graph::find_op(n.kind);
+    if (!def) throw CompileError(where(g, i) + ": unknown op kind");
+    if (def->cls == OpClass::Input || def->cls == OpClass::Const) continue;
+    for (int v : n.operands)
+      if (v < 0 || v >= i)
+        throw CompileError(where(g, i) + ": operand #" + std::to_string(v) +
+                           " does not precede it");
+    if (auto reason = not_fusible_reason(g, i)) {
+      fg.nodes.push_back(opaque_step(g, i, std::move(*reason)));
+      continue;
+    }
+    fg.nodes.push_back(KernelBuilder(g, i).build());
+  }
+  renumber_kernels(fg);
+  return fg;
+}
+
+}  // namespace af::fusion

@@ -1,0 +1,66 @@
+// Prints a FusedGraph in the text format of docs/ir.md.
+#include "fusion/printer.h"
+
+#include "ascir/printer.h"
+#include "graph/printer.h"
+#include "support/error.h"
+
+namespace af::fusion {
+namespace {
+
+std::string value_list(const graph::Graph& g, const std::vector<int>& nodes) {
+  std::string s;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    int n = nodes[i];
+    if (n < 0 || n >= static_cast<int>(g.nodes.size()))
+      throw CompileError("fusedgraph @" + g.name + ": step refers to node #" + std::to_string(n) +
+                         " outside the graph");
+    s += (i ? ", %" : "%") + g.nodes[n].name;
+  }
+  return s;
+}
+
+/// `text` with every line indented by `pad`.
+std::string indent(const std::string& text, const std::string& pad) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out += pad;
+    out += text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string print(const FusedGraph& fg) {
+  const graph::Graph& g = fg.source;
+  std::string out = "fusedgraph @" + g.name + " {\n";
+  for (const FusedNode& n : fg.nodes) {
+    if (n.kind == FusedNode::Kind::Kernel) {
+      out += "  kernel @" + n.name + "(" + value_list(g, n.inputs) + ") -> (" +
+             value_list(g, n.outputs) + ") ops [" + value_list(g, n.ops) + "] {\n";
+      out += indent(ascir::print(n.kernel), "    ");
+      out += "  }\n";
+      continue;
+    }
+    for (int op : n.ops) {
+      out += "  opaque " + graph::print_node(g, op);
+      if (!n.reason.empty()) out += "  // " + n.reason;
+      out += "\n";
+    }
+  }
+  out += "  return " + value_list(g, g.outputs) + "\n";
+  for (const RejectedFusion& r : fg.rejected)
+    out += "  rejected " +
+           std::string(r.sibling ? "siblings " + r.producer + ", " + r.consumer
+                                 : r.producer + " -> " + r.consumer) +
+           ": " + r.reason + "\n";
+  out += "}\n";
+  return out;
+}
+
+}  // namespace af::fusion

@@ -1,0 +1,48 @@
+// Step-level queries over a FusedGraph shared by the fusion policy, the merge mechanics and the
+// greedy driver: which step computes each Graph IR value, which steps read it, the dependency
+// edges between steps, reachability, step labels and sizes in bytes.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fusion/fused_graph.h"
+
+namespace af::fusion {
+
+/// The dependency structure of a FusedGraph's steps, computed once and read many times.
+/// Assumes `fg.nodes` is in a valid execution (topological) order.
+struct StepIndex {
+  std::vector<int> step_of;               // per Graph IR node: its step, -1 for inputs/consts
+  std::vector<std::vector<int>> readers;  // per Graph IR node: steps reading it (sorted, unique)
+  std::vector<std::vector<int>> succ;     // per step: steps that read one of its values
+  std::vector<bool> graph_output;         // per Graph IR node: returned by the graph
+
+  explicit StepIndex(const FusedGraph& fg);
+
+  /// Whether `value` (computed by step a or b) must stay in memory after a and b are merged:
+  /// it is a graph output, a step other than a and b reads it, or nothing reads it at all (a
+  /// dead value keeps its store so the kernel still computes what it lists).
+  bool needed_outside(int value, int a, int b) const;
+  /// A step strictly between a and b on a dependency path a -> ... -> b (the first such step
+  /// after a), or -1 when b is not reachable from a except directly. Requires a < b.
+  int path_through(int a, int b) const;
+};
+
+/// The name a report uses for a step: "%NAME" of its last Graph IR op.
+std::string step_label(const FusedGraph& fg, int step);
+/// The size in bytes of Graph IR value `node`, its symbolic sizes evaluated at the symbol hints.
+int64_t value_bytes(const graph::Graph& g, int node);
+/// The loop axes of a kernel as "[s0, 1000]" (the sizes of its original axes, in order).
+std::string loop_axes_str(const ascir::AscGraph& k);
+/// Whether two kernels have the same loop axes (the same original axis sizes, in order).
+bool same_loop_axes(const ascir::AscGraph& a, const ascir::AscGraph& b);
+/// Names the kernels k0, k1, ... in execution order (FusedNode::name and the AscGraph's name).
+void renumber_kernels(FusedGraph& fg);
+/// Renumbers a kernel's data and output indices in Graph IR node order (ties keep their order)
+/// and reorders `inputs`/`outputs` to match, so kernel signatures do not depend on merge order.
+void sort_kernel_io(FusedNode& kernel);
+/// Number of compute nodes of a kernel: every node except data, load, store, output, scalar.
+int compute_node_count(const ascir::AscGraph& k);
+
+}  // namespace af::fusion

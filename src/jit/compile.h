@@ -1,0 +1,45 @@
+// The JIT: compile a generated C++ translation unit with the system compiler into a shared
+// object, cached on disk under a content hash, verified and loaded (docs/cache.md).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jit/stats.h"
+
+namespace af::runtime {
+class LoadedModule;
+}
+
+namespace af::jit {
+
+/// One translation unit to build and load, and how.
+struct CompileRequest {
+  std::string source;                     // the C++ text
+  std::string cxx = "g++";                // compiler (PATH-searched when it has no '/')
+  std::vector<std::string> flags;         // e.g. {"-O2", "-std=c++17", "-mavx2"}
+  std::vector<std::string> include_dirs;  // -I dirs; their autofuse_abi.h/autofuse_cpu*.h are keyed
+  std::vector<std::string> libs;          // -l names, e.g. "sleef"
+  std::string cache_dir;                  // empty = default_cache_dir()
+  std::string tag;                        // kernel/graph name for messages and temp file names
+  std::function<void(const std::string&)> log;  // receives log lines; may be empty
+};
+
+/// The cache key of a request (32 hex digits): FNV-1a-128 of the source, the compiler identity,
+/// the full compile command, the keyed headers, AUTOFUSE_VERSION and AF_ABI_VERSION. Runs
+/// `<cxx> --version` once per process; throws ToolchainError when the compiler is missing.
+std::string cache_key(const CompileRequest& req);
+
+/// The compiler's argv for building `source_path` into the shared object `output_path`.
+std::vector<std::string> compile_command(const CompileRequest& req, const std::string& source_path,
+                                         const std::string& output_path);
+
+/// Returns the loaded module for `req`: from this process's memo, else from the verified disk
+/// cache, else compiled now (then published to the cache). Adds to *stats (may be null).
+/// Thread-safe; each cache entry is loaded at most once per process while someone holds it.
+/// Throws ToolchainError (missing compiler, compile error, unusable cache dir, load failure).
+std::shared_ptr<runtime::LoadedModule> compile_and_load(const CompileRequest& req,
+                                                        CompileStats* stats);
+
+}  // namespace af::jit

@@ -1,0 +1,59 @@
+/* autofuse CPU vector library: the one header generated CPU kernels include.
+ *
+ * Layers (each its own file, all included from here):
+ *   autofuse_cpu_avx512.h / autofuse_cpu_avx2.h / autofuse_cpu_scalar.h
+ *       the ISA layer, chosen by the compiler's target macros (__AVX512F__, else __AVX2__ with
+ *       __FMA__ and __F16C__, else a 1-lane scalar fallback): the float vector `af_vf`, the mask
+ *       `af_vm`, AF_LANES, contiguous/partial loads and stores of f32, f16, bf16 and bool, the
+ *       arithmetic, compare, select and rounding primitives, and the SLEEF transcendentals.
+ *   autofuse_cpu_ops.h
+ *       ISA-independent: gathers/scatters and tails through a small stack buffer, dtype casts,
+ *       and one af_<kind> function per elementwise kind of the Graph IR op registry, with
+ *       PyTorch's semantics (NaN propagation, sign(0) = 0, half-to-even rounding, ...).
+ *   autofuse_cpu_tiling.h
+ *       the arithmetic the generated tiling functions share (tile size, block split).
+ *
+ * This file itself holds the int64 helpers sym::Expr::cpp prints (af_floordiv, af_mod, af_min,
+ * af_max). Kernels are compiled with -ffp-contract=off and without -ffast-math, so every
+ * operation rounds like PyTorch's own vectorized kernels. */
+#ifndef AUTOFUSE_CPU_H
+#define AUTOFUSE_CPU_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "autofuse_abi.h"
+
+#define AF_INLINE static inline __attribute__((always_inline))
+/* How generated sources export K_tiling and K_kernel. */
+#define AF_EXPORT extern "C" __attribute__((visibility("default")))
+
+/* floor(a / b) on integers (Python semantics; b != 0). */
+AF_INLINE int64_t af_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+/* a - b * floor(a / b): the result has the sign of b (Python semantics; b != 0). */
+AF_INLINE int64_t af_mod(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+/* Integer minimum and maximum. */
+AF_INLINE int64_t af_min(int64_t a, int64_t b) { return a < b ? a : b; }
+AF_INLINE int64_t af_max(int64_t a, int64_t b) { return a > b ? a : b; }
+/* ceil(a / b) for a >= 0, b > 0. */
+AF_INLINE int64_t af_ceildiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512DQ__) && defined(__FMA__) && defined(__F16C__)
+#include "autofuse_cpu_avx512.h"
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include "autofuse_cpu_avx2.h"
+#else
+#include "autofuse_cpu_scalar.h"
+#endif
+
+#include "autofuse_cpu_ops.h"
+#include "autofuse_cpu_tiling.h"
+
+#endif /* AUTOFUSE_CPU_H */

@@ -1,0 +1,49 @@
+/* Tiling arithmetic shared by generated CPU tiling functions (the run-time half of the Schedule
+ * pass; docs/schedule.md). Cheap integer arithmetic only: no allocation, no system calls.
+ * Included by autofuse_cpu.h only. */
+#ifndef AUTOFUSE_CPU_TILING_H
+#define AUTOFUSE_CPU_TILING_H
+
+/* A block gets at least this many elements, so small tensors run as one block on the calling
+ * thread instead of paying for a thread-pool round trip. */
+#define AF_MIN_BLOCK_ELEMENTS 16384
+
+/* The "elementwise" TilingCase. The kernel's loop nest is
+ *     block_outer (the launch block index) x block_inner x tile_inner (SIMD lanes)
+ * where block_outer x block_inner splits `outer` x ceil(inner / tile) tiles. Chooses:
+ *   tile       elements of the innermost axis per tile: a multiple of AF_LANES, at most
+ *              ub_bytes / bytes_per_element (the per-core buffer budget), tiles balanced;
+ *   block      tiles per block;
+ *   block_dim  blocks to launch: min(cores, tiles, elements / AF_MIN_BLOCK_ELEMENTS), >= 1.
+ * `default_ub` is the compile-time budget, used when the target gives none. */
+AF_INLINE void af_tiling_elementwise(int64_t inner, int64_t outer, int64_t bytes_per_element,
+                                     int64_t default_ub, const af_target* target, int64_t* tile,
+                                     int64_t* block, int64_t* block_dim) {
+  const int64_t lanes = AF_LANES;
+  int64_t ub = (target && target->ub_bytes > 0) ? target->ub_bytes : default_ub;
+  int64_t cores = (target && target->cores > 0) ? target->cores : 1;
+  int64_t bpe = bytes_per_element > 0 ? bytes_per_element : 1;
+  if (inner < 0) inner = 0;
+  if (outer < 0) outer = 0;
+  int64_t max_tile = af_max(lanes, (ub / bpe) / lanes * lanes);
+  int64_t total = inner * outer;
+  int64_t want = af_min(cores, af_max(1, total / AF_MIN_BLOCK_ELEMENTS));
+  int64_t max_nt = af_max(1, af_ceildiv(inner, lanes)); /* tiles hold >= lanes elements */
+  int64_t nt = inner > 0 ? af_ceildiv(inner, max_tile) : 1;
+  /* Few tiles: use more, smaller ones so that the blocks get equal shares. */
+  if (want > 1 && outer * nt < 8 * want) {
+    int64_t n = af_max(nt, af_ceildiv(want, af_max(outer, 1)));
+    while (n < max_nt && (outer * n) % want != 0) ++n;
+    nt = af_min(n, max_nt);
+  }
+  int64_t t = inner > 0 ? af_ceildiv(af_ceildiv(inner, nt), lanes) * lanes : lanes;
+  nt = inner > 0 ? af_ceildiv(inner, t) : 0;
+  int64_t tiles = outer * nt;
+  int64_t blocks = af_max(1, af_min(want, tiles));
+  int64_t b = af_max(1, af_ceildiv(tiles, blocks));
+  *tile = t;
+  *block = b;
+  *block_dim = tiles > 0 ? af_ceildiv(tiles, b) : 1;
+}
+
+#endif /* AUTOFUSE_CPU_TILING_H */

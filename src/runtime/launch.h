@@ -1,0 +1,19 @@
+// Kernel launch: run a kernel's tiling function, then its block_dim blocks on the thread pool.
+#pragma once
+#include <cstdint>
+
+#include "runtime/include/autofuse_abi.h"
+#include "schedule/target.h"
+
+namespace af::runtime {
+
+/// Launches one kernel: fills an af_target from `t` with cores = nthreads, calls
+/// tiling(symbols, &target, tiling_data) into an aligned stack buffer of AF_MAX_TILING_DATA_BYTES,
+/// reads block_dim from its af_tiling_header and runs kernel(args, tiling_data, b) for every block
+/// b in [0, block_dim) on ThreadPool::global() (inline when block_dim == 1 or nthreads <= 1).
+/// block_dim 0 launches nothing. Throws CompileError when the tiling function reports a negative
+/// block_dim (or leaves it unset).
+void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const int64_t* symbols,
+            int nthreads, const schedule::Target& t);
+
+}  // namespace af::runtime

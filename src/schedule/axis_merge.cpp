@@ -1,0 +1,175 @@
+// Loop layout analysis: collect, drop size-1 dims, reorder by the output, merge contiguous dims.
+#include "schedule/axis_merge.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "support/error.h"
+
+namespace af::schedule {
+namespace {
+
+[[noreturn]] void fail(const ascir::AscGraph& g, const std::string& what) {
+  throw CompileError("schedule @" + g.name + ": " + what);
+}
+
+bool is_one(const sym::Expr& e) { return e == sym::Expr(1); }
+
+/// The layout of node `n` over `loop`; missing axes are broadcast (repeat 1, stride 0).
+TensorLayout layout_of(const ascir::AscGraph& g, int node, const std::vector<int>& loop) {
+  const ascir::AscNode& n = g.nodes[node];
+  const ascir::AscTensor& t = n.out;
+  for (int ax : t.axes)
+    if (std::find(loop.begin(), loop.end(), ax) == loop.end())
+      fail(g, "%" + n.name + " (" + n.op + ") has axis " + g.axis(ax).name +
+                  ", which is not a loop axis of the stores");
+  bool is_store = n.op == "store";
+  TensorLayout out;
+  out.node = node;
+  for (int ax : loop) {
+    const sym::Expr& size = g.axis(ax).size;
+    auto it = std::find(t.axes.begin(), t.axes.end(), ax);
+    if (it == t.axes.end()) {
+      if (is_store && !is_one(size))
+        fail(g, "store %" + n.name + " lacks loop axis " + g.axis(ax).name + " of size " +
+                    size.str());
+      out.dims.push_back({1, 0});
+      continue;
+    }
+    size_t k = static_cast<size_t>(it - t.axes.begin());
+    sym::Expr repeat = t.repeats[k], stride = t.strides[k];
+    if (repeat != size && !is_one(repeat))
+      fail(g, "%" + n.name + " (" + n.op + ") has repeat " + repeat.str() + " on axis " +
+                  g.axis(ax).name + " of size " + size.str() + " (must be the size or 1)");
+    if (is_store && repeat != size)
+      fail(g, "store %" + n.name + " has repeat " + repeat.str() + " on axis " +
+                  g.axis(ax).name + " of size " + size.str() + "; a store covers its loop axes");
+    if (!is_store && is_one(repeat)) stride = 0;  // a broadcast dim reads one element
+    out.dims.push_back({repeat, stride});
+  }
+  return out;
+}
+
+/// The stride at a large value of every symbol: orders dense layouts like their hints would.
+int64_t order_key(const sym::Expr& e) {
+  sym::Bindings b;
+  for (const auto& s : e.symbols()) b[s] = 1024;
+  return e.eval(b);
+}
+
+}  // namespace
+
+LoopLayout collect_layout(const ascir::AscGraph& g) {
+  int first = -1;
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i)
+    if (g.nodes[i].op == "store") {
+      first = i;
+      break;
+    }
+  if (first < 0) fail(g, "the kernel has no store");
+  const ascir::AscNode& store = g.nodes[first];
+  std::vector<int> loop = store.sched_axes.empty() ? store.out.axes : store.sched_axes;
+  for (size_t i = 0; i < loop.size(); ++i) {
+    g.axis(loop[i]);  // throws for a missing axis
+    if (std::count(loop.begin(), loop.end(), loop[i]) != 1)
+      fail(g, "store %" + store.name + " repeats loop axis " + g.axis(loop[i]).name);
+  }
+  for (const ascir::AscNode& n : g.nodes)
+    if (n.op == "store" && !n.sched_axes.empty() && n.sched_axes != loop)
+      fail(g, "stores %" + store.name + " and %" + n.name + " have different loop axes");
+
+  LoopLayout l;
+  for (int ax : loop) {
+    l.dims.push_back({ax});
+    l.sizes.push_back(g.axis(ax).size);
+  }
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i)
+    if (g.nodes[i].op == "data") l.tensors.push_back(layout_of(g, i, loop));
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i)
+    if (g.nodes[i].op == "store") {
+      if (i == first) l.first_store = static_cast<int>(l.tensors.size());
+      l.tensors.push_back(layout_of(g, i, loop));
+    }
+  return l;
+}
+
+void drop_unit_dims(LoopLayout& l) {
+  std::vector<size_t> keep;
+  for (size_t d = 0; d < l.dims.size(); ++d)
+    if (!is_one(l.sizes[d])) keep.push_back(d);
+  if (keep.empty() && !l.dims.empty()) keep.push_back(l.dims.size() - 1);
+  LoopLayout out;
+  out.first_store = l.first_store;
+  for (size_t d : keep) {
+    out.dims.push_back(l.dims[d]);
+    out.sizes.push_back(l.sizes[d]);
+  }
+  for (const TensorLayout& t : l.tensors) {
+    TensorLayout nt;
+    nt.node = t.node;
+    for (size_t d : keep) nt.dims.push_back(t.dims[d]);
+    out.tensors.push_back(std::move(nt));
+  }
+  // A kept size-1 dim: data read element 0 (stride 0), stores write it (stride 1).
+  for (size_t d = 0; d < out.dims.size(); ++d) {
+    if (!is_one(out.sizes[d])) continue;
+    for (size_t t = 0; t < out.tensors.size(); ++t) {
+      bool is_store = l.first_store >= 0 && static_cast<int>(t) >= l.first_store;
+      out.tensors[t].dims[d] = {1, is_store ? sym::Expr(1) : sym::Expr(0)};
+    }
+  }
+  l = std::move(out);
+}
+
+void reorder_by_store(LoopLayout& l) {
+  if (l.first_store < 0 || l.dims.size() < 2) return;
+  const TensorLayout& store = l.tensors[l.first_store];
+  std::vector<int64_t> key;
+  for (const DimLayout& d : store.dims) key.push_back(order_key(d.stride));
+  std::vector<size_t> order(l.dims.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
+  LoopLayout out;
+  out.first_store = l.first_store;
+  for (size_t d : order) {
+    out.dims.push_back(l.dims[d]);
+    out.sizes.push_back(l.sizes[d]);
+  }
+  for (const TensorLayout& t : l.tensors) {
+    TensorLayout nt;
+    nt.node = t.node;
+    for (size_t d : order) nt.dims.push_back(t.dims[d]);
+    out.tensors.push_back(std::move(nt));
+  }
+  l = std::move(out);
+}
+
+void merge_dims(LoopLayout& l) {
+  if (l.dims.size() < 2) return;
+  LoopLayout out;
+  out.first_store = l.first_store;
+  out.tensors.resize(l.tensors.size());
+  for (size_t t = 0; t < l.tensors.size(); ++t) out.tensors[t].node = l.tensors[t].node;
+  for (size_t d = 0; d < l.dims.size(); ++d) {
+    bool mergeable = !out.dims.empty();
+    for (size_t t = 0; mergeable && t < l.tensors.size(); ++t)
+      mergeable = out.tensors[t].dims.back().stride == l.tensors[t].dims[d].stride * l.sizes[d];
+    if (!mergeable) {
+      out.dims.push_back(l.dims[d]);
+      out.sizes.push_back(l.sizes[d]);
+      for (size_t t = 0; t < l.tensors.size(); ++t)
+        out.tensors[t].dims.push_back(l.tensors[t].dims[d]);
+      continue;
+    }
+    out.dims.back().insert(out.dims.back().end(), l.dims[d].begin(), l.dims[d].end());
+    out.sizes.back() = out.sizes.back() * l.sizes[d];
+    for (size_t t = 0; t < l.tensors.size(); ++t) {
+      DimLayout& m = out.tensors[t].dims.back();
+      m.repeat = m.repeat * l.tensors[t].dims[d].repeat;
+      m.stride = l.tensors[t].dims[d].stride;
+    }
+  }
+  l = std::move(out);
+}
+
+}  // namespace af::schedule

@@ -1,0 +1,48 @@
+// Loop layout analysis for the Schedule pass: the global layout of every data and store tensor
+// over the kernel's loop axes, size-1 axis removal, reordering by the output's strides and the
+// merge of adjacent axes that are contiguous in every tensor.
+#pragma once
+#include <vector>
+
+#include "ascir/asc_graph.h"
+
+namespace af::schedule {
+
+/// One tensor's extent and stride (in elements) along one loop dim.
+struct DimLayout {
+  sym::Expr repeat;
+  sym::Expr stride;
+};
+
+/// A data or store node's global layout, one DimLayout per dim of its LoopLayout.
+struct TensorLayout {
+  int node = -1;
+  std::vector<DimLayout> dims;
+};
+
+/// The loop dims (outer -> inner) with their sizes, and the layout of every data and store
+/// tensor over them. A dim is one axis or, after merge_dims, a run of adjacent axes.
+struct LoopLayout {
+  std::vector<std::vector<int>> dims;  // axis ids per dim, outer -> inner
+  std::vector<sym::Expr> sizes;        // size per dim
+  std::vector<TensorLayout> tensors;   // data nodes, then store nodes, in node order
+  int first_store = -1;                // index into `tensors`
+};
+
+/// The layout over the loop axes of the first store (each dim one axis). Data tensors may omit
+/// axes (broadcast); a dim with repeat 1 in a data tensor gets stride 0. Throws CompileError
+/// when there is no store, stores disagree on their axes, or a tensor has an axis outside them.
+LoopLayout collect_layout(const ascir::AscGraph& g);
+
+/// Removes dims of constant size 1 (their index is always 0); keeps one when all are.
+void drop_unit_dims(LoopLayout& l);
+
+/// Stable-sorts the dims by the first store's stride, largest (outermost) first. Symbolic
+/// strides are compared at a large value of every symbol (1024).
+void reorder_by_store(LoopLayout& l);
+
+/// Merges adjacent dims where every tensor has stride_outer == stride_inner * size_inner; the
+/// merged dim keeps the inner stride and the product of the repeats.
+void merge_dims(LoopLayout& l);
+
+}  // namespace af::schedule

@@ -1,0 +1,38 @@
+"""Shared fixtures of the autofuse Python tests.
+
+The JIT cache goes to a temporary directory per test session (AUTOFUSE_CACHE_DIR, set before
+any CompilerConfig is made), and Dynamo's caches are reset around every test.
+"""
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+_SESSION_CACHE = tempfile.mkdtemp(prefix="autofuse-test-cache-")
+os.environ["AUTOFUSE_CACHE_DIR"] = _SESSION_CACHE
+os.environ.pop("AUTOFUSE_DUMP", None)
+
+import torch  # noqa: E402
+
+import autofuse  # noqa: E402
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    torch._dynamo.reset()
+    autofuse.reset_records()
+    torch.manual_seed(0)
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.fixture
+def cache_dir():
+    """The session's JIT cache directory."""
+    return _SESSION_CACHE

@@ -1,0 +1,36 @@
+"""The disk cache: the same program in a second fresh process compiles nothing."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+PROGRAM = textwrap.dedent(
+    """
+    import json, torch, autofuse
+    def fn(x, w, b):
+        return torch.nn.functional.silu(x * w + b) - 0.25
+    x, w, b = torch.randn(16, 48), torch.randn(48), torch.randn(48)
+    out = torch.compile(fn, backend="autofuse", dynamic=False)(x, w, b)
+    torch.testing.assert_close(out, fn(x, w, b))
+    print("STATS " + json.dumps(autofuse.stats()))
+    """
+)
+
+
+def _run(cache_dir):
+    env = dict(os.environ, AUTOFUSE_CACHE_DIR=str(cache_dir))
+    env.pop("AUTOFUSE_DUMP", None)
+    proc = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = [l for l in proc.stdout.splitlines() if l.startswith("STATS ")][-1]
+    return json.loads(line[len("STATS "):])
+
+
+def test_second_process_compiles_nothing(tmp_path):
+    first = _run(tmp_path)
+    assert first["cxx_compiles"] >= 1
+    second = _run(tmp_path)
+    assert second["cxx_compiles"] == 0
+    assert second["cache_hits"] >= 1

@@ -1,0 +1,72 @@
+"""Correct or fallen back: unsupported ops run as ATen, compile failures run eagerly."""
+
+import logging
+
+import pytest
+import torch
+
+import autofuse
+from helpers import compile_fn, only_record
+
+
+def test_unsupported_op_runs_as_aten():
+    def fn(x):
+        y = torch.sigmoid(x) * 2.0 + 1.0
+        return torch.sort(y, dim=-1).values * 3.0
+
+    x = torch.randn(6, 10)
+    torch.testing.assert_close(compile_fn(fn)(x), fn(x))
+    rec = only_record()
+    assert rec.fallback == ""
+    assert rec.num_kernels == 2  # the chain before the sort and the scaling after it
+    opaque = [s for s in rec.steps if s[0] == "opaque"]
+    assert any("sort" in rec.translation.nodes[rec.translation.index[s[1]]].origin for s in opaque)
+
+
+def test_int64_ops_stay_aten():
+    def fn(x, y):
+        return (x * 3 + 1) // 2, y.float().sigmoid() * 2
+
+    x = torch.randint(-100, 100, (4, 9))
+    y = torch.randint(0, 5, (4, 9))
+    got = compile_fn(fn)(x, y)
+    expected = fn(x, y)
+    assert got[0].dtype == torch.int64
+    torch.testing.assert_close(got, expected)
+    rec = only_record()
+    int_nodes = [n for n in rec.translation.nodes if n.origin == "aten.mul.Tensor" and n.type.dtype == torch.int64]
+    assert int_nodes and all(n.kind == "opaque" for n in int_nodes)
+    assert "not supported by generated kernels" in int_nodes[0].reason
+
+
+def test_only_unsupported_ops_runs_eagerly():
+    def fn(x):
+        return torch.sort(x).values
+
+    x = torch.randn(5, 5)
+    torch.testing.assert_close(compile_fn(fn)(x), fn(x))
+    assert only_record().fallback == "no fusible ops"
+
+
+def test_toolchain_failure_falls_back_with_warning(tmp_path, caplog):
+    config = autofuse.CompilerConfig(cxx="/nonexistent/cxx", cache_dir=str(tmp_path / "cache"))
+
+    def fn(x, b):
+        return torch.tanh(x) * b - 0.5
+
+    x, b = torch.randn(4, 16), torch.randn(16)
+    with caplog.at_level(logging.WARNING, logger="autofuse"):
+        got = compile_fn(fn, config)(x, b)
+    torch.testing.assert_close(got, fn(x, b))
+    rec = only_record()
+    assert rec.fallback.startswith("toolchain error")
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("runs eagerly" in w and "/nonexistent/cxx" in w for w in warnings), warnings
+
+
+def test_toolchain_failure_raises_without_fallback(tmp_path):
+    config = autofuse.CompilerConfig(
+        cxx="/nonexistent/cxx", cache_dir=str(tmp_path / "cache"), fallback_on_error=False
+    )
+    with pytest.raises(Exception, match="nonexistent"):
+        compile_fn(lambda x: torch.exp(x) + 1, config)(torch.randn(3))

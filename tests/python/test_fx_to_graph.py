@@ -1,0 +1,135 @@
+"""FX -> Graph IR translation: kinds, explicit promotion/broadcast, layouts, opaque reasons.
+
+No kernels are compiled here: every text goes through the C++ parser and verifier
+(_C.check_graph), which must print it back byte for byte.
+"""
+
+import math
+
+import pytest
+import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
+
+from autofuse import _C
+from autofuse.backend import decomposition_table, supported_dtypes
+from autofuse.fx_to_graph import physical_order, translate
+from autofuse.ir_nodes import TType
+
+
+def translated(fn, *args):
+    """The Translation of fn's (inference) ATen graph, after checking it with the C++ side."""
+    graphs = []
+
+    def capture(gm, example_inputs):
+        graphs.append(gm)
+        return make_boxed_func(gm.forward)
+
+    backend = aot_autograd(fw_compiler=capture, decompositions=decomposition_table())
+    torch.compile(fn, backend=backend, dynamic=False)(*args)
+    assert len(graphs) == 1
+    tr = translate(graphs[0], "t", supported_dtypes())
+    assert _C.check_graph(tr.text) == tr.text
+    return tr
+
+
+def node(tr, name):
+    return tr.nodes[tr.index[name]]
+
+
+def kinds(tr):
+    return [n.kind for n in tr.nodes]
+
+
+def test_promotion_is_explicit():
+    tr = translated(lambda x, y: x + y, torch.randn(4, 3, dtype=torch.float16), torch.randn(4, 3))
+    add = next(n for n in tr.nodes if n.kind == "add")
+    a, b = (tr.nodes[o] for o in add.operands)
+    assert a.kind == "cast" and a.type.dtype == torch.float32
+    assert tr.nodes[a.operands[0]].type.dtype == torch.float16
+    assert add.type.dtype == torch.float32
+
+
+def test_broadcast_is_explicit_and_scalars_are_consts():
+    tr = translated(lambda x, b: x * 0.5 + b, torch.randn(2, 5), torch.randn(5))
+    assert kinds(tr).count("broadcast") == 1
+    bc = next(n for n in tr.nodes if n.kind == "broadcast")
+    assert bc.type.shape == (2, 5) and tr.nodes[bc.operands[0]].type.shape == (5,)
+    const = next(n for n in tr.nodes if n.kind == "const")
+    assert const.attrs == {"value": 0.5} and const.type.shape == ()
+    assert "%c = const() {value = 0.5} : f32[]" in tr.text
+
+
+def test_comparison_gives_bool_and_where_reads_bool():
+    tr = translated(lambda x: torch.where(x > 0.5, x, x * 2), torch.randn(3, 4, dtype=torch.bfloat16))
+    gt = next(n for n in tr.nodes if n.kind == "gt")
+    assert gt.type.dtype == torch.bool
+    assert tr.nodes[gt.operands[1]].type.dtype == torch.bfloat16  # the scalar, typed as x
+    where = next(n for n in tr.nodes if n.kind == "where")
+    assert where.type.dtype == torch.bfloat16
+
+
+@pytest.mark.parametrize("mode,kind", [(None, "div"), ("floor", "div_floor"), ("trunc", "div_trunc")])
+def test_division_modes(mode, kind):
+    tr = translated(lambda x: torch.div(x, 3.0, rounding_mode=mode), torch.randn(6))
+    assert kind in kinds(tr)
+
+
+def test_int64_ops_are_opaque_with_reason():
+    tr = translated(lambda x: x * 3 + 1, torch.arange(6))
+    mul = next(n for n in tr.nodes if n.origin == "aten.mul.Tensor")
+    assert mul.kind == "opaque" and mul.attrs["target"] == "aten.mul.Tensor"
+    assert "i64" in mul.reason
+    assert tr.fusible == 0
+
+
+def test_unknown_ops_are_opaque():
+    tr = translated(lambda x: torch.cumsum(x, 0).sigmoid(), torch.randn(5))
+    cumsum = next(n for n in tr.nodes if n.origin == "aten.cumsum.default")
+    assert cumsum.kind == "opaque" and cumsum.reason
+    assert "sigmoid" in kinds(tr)
+
+
+def test_activation_ops_stay_whole():
+    fns = [torch.nn.functional.silu, torch.nn.functional.gelu, torch.sigmoid, torch.tanh,
+           lambda x: torch.nn.functional.gelu(x, approximate="tanh"), torch.nn.functional.relu6]
+    for fn in fns:
+        torch._dynamo.reset()
+        tr = translated(fn, torch.randn(8))
+        compute = [n for n in tr.nodes if n.kind not in ("input", "const")]
+        assert len(compute) == 1, tr.text
+
+
+def test_views_keep_eager_layout():
+    tr = translated(lambda x: x.t()[1:3].unsqueeze(0) * 1.0, torch.randn(3, 4))
+    sl = next(n for n in tr.nodes if n.kind == "slice")
+    assert sl.attrs == {"dim": 0, "start": 1, "end": 3, "step": 1}
+    assert sl.type.strides == (1, 4) and sl.type.offset == 1
+    assert next(n for n in tr.nodes if n.kind == "unsqueeze").attrs == {"dim": 0}
+
+
+def test_transposed_input_computes_in_physical_order():
+    x = torch.randn(4, 3).t()
+    tr = translated(lambda x, b: torch.sigmoid(x) * b, x, torch.randn(4))
+    sig = next(n for n in tr.nodes if n.kind == "sigmoid")
+    assert sig.type == TType.contiguous(torch.float32, (4, 3))  # physical order
+    (out_is_node, out), = tr.outputs
+    result = tr.nodes[out]
+    assert result.kind == "permute" and result.type.strides == (1, 3)  # eager's layout
+
+
+def test_physical_order():
+    assert physical_order(TType(torch.float32, (2, 3), (3, 1))) == [0, 1]
+    assert physical_order(TType(torch.float32, (2, 3), (1, 2))) == [1, 0]
+    assert physical_order(TType(torch.float32, (2, 3), (6, 2))) is None  # gaps: not dense
+    assert physical_order(TType(torch.float32, (4, 1), (1, 1))) == [0, 1]
+
+
+def test_special_float_constants_print_and_parse():
+    tr = translated(lambda x: torch.clamp(x, min=-math.inf, max=1e-05) + 1e20, torch.randn(3))
+    assert "-inf" in tr.text and "1e-05" in tr.text and "1e+20" in tr.text
+
+
+def test_check_graph_rejects_bad_text():
+    with pytest.raises(_C.CompileError):
+        _C.check_graph("graph @g() {\n  %x = frobnicate() : f32[2]\n  return %x\n}\n")
