@@ -9,7 +9,6 @@ their own small table (`VIEW_RULES`). fx_to_graph.py applies the plans; this fil
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from typing import Any, Callable, Dict, List, Optional, Union
 
 import torch
@@ -307,6 +306,13 @@ NATIVE_OPS = [
     aten.special_round.default,
 ]
 
+# Core ATen ops outside the core decomposition table whose decompositions are chains of
+# registry ops (so they fuse instead of staying ATen).
+EXTRA_DECOMPOSED = [
+    aten.elu.default,
+    aten.leaky_relu.default,
+]
+
 
 # View ops: ATen overload -> (Graph IR view kind, attrs from (args, operand meta, out meta)).
 def _norm_dim(d: int, rank: int) -> int:
@@ -336,17 +342,22 @@ def _unsqueeze_attrs(a, src, out):
     return {"dim": _norm_dim(a["dim"], out.dim())}
 
 
+def _is_one(size) -> bool:
+    # Compared as an int (a SymInt comparison would add a guard to the finished graph).
+    return isinstance(size, int) and size == 1
+
+
 def _squeeze_dim_attrs(a, src, out):
     if src.dim() == 0:
         return None
     d = _norm_dim(a["dim"], src.dim())
-    if src.shape[d] != 1:
+    if not _is_one(src.shape[d]):
         return None  # a no-op squeeze: left to ATen (an alias)
     return {"dim": d}
 
 
 def _squeeze_dims_attrs(a, src, out):
-    dims = [_norm_dim(d, src.dim()) for d in a["dim"] if src.shape[_norm_dim(d, src.dim())] == 1]
+    dims = [_norm_dim(d, src.dim()) for d in a["dim"] if _is_one(src.shape[_norm_dim(d, src.dim())])]
     if len(dims) != 1:
         return None
     return {"dim": dims[0]}
@@ -356,6 +367,8 @@ def _slice_attrs(a, src, out):
     rank = src.dim()
     d = _norm_dim(a["dim"], rank)
     size = src.shape[d]
+    if not isinstance(size, int):
+        return None
     start = a.get("start")
     end = a.get("end")
     step = a.get("step", 1)
@@ -400,10 +413,3 @@ def bind_args(node: torch.fx.Node) -> Optional[Dict[str, Any]]:
         elif p.has_default_value():
             bound[p.name] = p.default_value
     return bound
-
-
-def is_number(value: Any) -> bool:
-    """A plain Python number (not symbolic)."""
-    return _is_scalar(value) or isinstance(value, numbers.Number) and not isinstance(
-        value, (torch.SymInt, torch.SymFloat)
-    )

@@ -49,6 +49,7 @@ class GraphRecord:
     cxx_compiles: int = 0
     cache_hits: int = 0
     translation: Optional[Translation] = None
+    runner: Optional[Callable] = None  # the Executor (None when the graph runs eagerly)
 
 
 _records: "collections.deque[GraphRecord]" = collections.deque(maxlen=256)
@@ -85,10 +86,12 @@ def _publish(rec: GraphRecord) -> None:
 
 @functools.lru_cache(maxsize=None)
 def decomposition_table() -> Dict[Any, Callable]:
-    """Core ATen decompositions minus the ops autofuse maps whole to one registry kind."""
-    from torch._decomp import core_aten_decompositions
+    """Core ATen decompositions minus the ops autofuse maps whole to one registry kind, plus a
+    few decompositions into registry ops (aten_table.EXTRA_DECOMPOSED)."""
+    from torch._decomp import core_aten_decompositions, get_decompositions
 
     table = dict(core_aten_decompositions())
+    table.update(get_decompositions(aten_table.EXTRA_DECOMPOSED))
     for op in aten_table.NATIVE_OPS:
         table.pop(op, None)
     return table
@@ -175,6 +178,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
         if not config.fallback_on_error:
             raise
         return _fallback(rec, gm, f"executor: {e}", True)
+    rec.runner = runner
     _publish(rec)
     logger.info(
         "autofuse: graph %s: %d kernel(s) for %d of %d ATen ops in %.3f s (%d C++ compile(s), %d cache hit(s))",
@@ -188,7 +192,7 @@ def fused_op_count(rec: GraphRecord) -> int:
     tr = rec.translation
     if tr is None:
         return 0
-    count = 0
+    count = len(tr.absorbed)  # expands folded into their users' broadcasts
     for kind, _name, ops, *_ in rec.steps:
         if kind == "kernel":
             count += sum(1 for o in ops if tr.nodes[tr.index[o]].fx is not None)

@@ -4,24 +4,33 @@ At build time the steps of `Program.steps()` become a flat list of small tuples 
 value slots (Graph IR node indices), with every shape, stride, dtype and closure precomputed and
 each value freed after its last use. Per call the executor binds the inputs, checks cheaply that
 they have the dtypes and strides the kernels were compiled for (else it runs the graph eagerly,
-warning once), then walks the list.
+warning once), reads the size symbols (dynamic shapes) off the arguments, then walks the list.
+The last env slot holds the symbol values, which size-dependent closures read.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import torch
 
 from .fx_to_graph import Translation
-from .ir_nodes import GNode
+from .ir_nodes import GNode, TType
+from .symbolic import py_function
 
 log = logging.getLogger("autofuse")
 
-_KERNEL, _EAGER = 0, 1
+_KERNEL, _KERNEL_DYN, _EAGER = 0, 1, 2
 _NOT_COMPUTED = {"input", "opaque"}  # kinds whose eager value already has eager's layout
 _VIEW_KINDS = {"reshape", "permute", "unsqueeze", "squeeze", "slice", "expand"}
+
+
+def _launch_errors() -> Tuple[type, ...]:
+    """The exception types a kernel launch raises (the extension's CompileError)."""
+    from . import _C
+
+    return (_C.CompileError, _C.ToolchainError)
 
 
 class ExecutorError(RuntimeError):
@@ -36,9 +45,13 @@ class Executor:
         self.program = program
         self.fallback = fallback
         self.nodes = tr.nodes
+        self.symbols = tr.symbols
+        self._read_symbols = tr.read_symbols
         self.kernel_steps = 0
         self._warned = False
-        self._template: List[Any] = [None] * len(tr.nodes)
+        self._broken = False
+        self._runtime_errors = _launch_errors()
+        self._template: List[Any] = [None] * (len(tr.nodes) + 1)  # + the symbol values
         self._inputs = list(tr.placeholders)
         self._checks = self._input_checks(tr)
         self._outputs = tr.outputs
@@ -46,13 +59,24 @@ class Executor:
 
     # Build -----------------------------------------------------------------------------------
 
-    def _input_checks(self, tr: Translation) -> List[Tuple[int, torch.dtype, Tuple[int, ...]]]:
+    def _input_checks(self, tr: Translation) -> List[Tuple[int, torch.dtype, Any]]:
+        """(arg position, dtype, strides or None when symbolic) per tensor input."""
         checks = []
         for pos, slot in enumerate(tr.placeholders):
             t = tr.nodes[slot].type
             if t is not None:
-                checks.append((pos, t.dtype, tuple(t.strides)))
+                static = all(isinstance(s, int) for s in t.strides)
+                checks.append((pos, t.dtype, tuple(t.strides) if static else None))
         return checks
+
+    def _layout_fn(self, t: TType) -> Callable[[Tuple[int, ...]], Tuple[Tuple[int, ...], Tuple[int, ...]]]:
+        """symbol values -> (shape, strides) of type `t`."""
+        if t.is_static():
+            const = (tuple(t.shape), tuple(t.strides))
+            return lambda syms: const
+        rank = len(t.shape)
+        f = py_function([*t.shape, *t.strides], self.symbols)
+        return lambda syms: (lambda v: (v[:rank], v[rank:]))(f(*syms))
 
     def _build(self, tr: Translation, steps: Sequence[tuple]) -> List[tuple]:
         index = tr.index
@@ -81,39 +105,38 @@ class Executor:
         for kind, name, ops, inputs, outputs, k, reason in steps:
             in_slots = [index[x] for x in inputs]
             out_slots = [index[x] for x in outputs]
-            if kind == "kernel":
-                # A view read by a kernel is not evaluated: the kernel gets its root's pointer
-                # plus the view's offset (its strides are compiled into the kernel).
-                in_refs = [self._view_root(s) for s in in_slots]
-                for r, _ in in_refs:
-                    ensure(r)
-                if self.program.kernel_symbols(k):
-                    raise ExecutorError(f"kernel {name} takes size symbols (dynamic shapes)")
-                n_in, n_out = self.program.kernel_io(k)
-                if n_in != len(in_slots) or n_out != len(out_slots):
-                    raise ExecutorError(f"kernel {name}: {n_in}/{n_out} args vs step {len(in_slots)}/{len(out_slots)}")
-                outs = []
-                for s in out_slots:
-                    t = nodes[s].type
-                    if t is None:
-                        raise ExecutorError(f"kernel {name} writes %{nodes[s].name} of unknown type")
-                    outs.append((s, tuple(t.shape), tuple(t.strides), t.dtype))
-                plan.append((_KERNEL, k, tuple(in_refs), tuple(outs), ()))
-                reads.append([r for r, _ in in_refs])
-                available.update(out_slots)
-                self.kernel_steps += 1
+            if kind != "kernel":
+                for s in in_slots + [index[x] for x in ops] + out_slots:
+                    ensure(s)
+                continue
+            # A view read by a kernel is not evaluated: the kernel gets its root's pointer plus
+            # the view's offset (its strides are compiled into the kernel).
+            in_refs = [self._view_root(s) for s in in_slots]
+            for r, _ in in_refs:
+                ensure(r)
+            n_in, n_out = self.program.kernel_io(k)
+            if n_in != len(in_slots) or n_out != len(out_slots):
+                raise ExecutorError(f"kernel {name}: {n_in}/{n_out} args vs step {len(in_slots)}/{len(out_slots)}")
+            try:
+                sym_idx = tuple(self.symbols.index(x) for x in self.program.kernel_symbols(k))
+            except ValueError as e:
+                raise ExecutorError(f"kernel {name} takes a size symbol the graph lacks: {e}")
+            outs = []
+            dynamic = bool(sym_idx)
+            for s in out_slots:
+                t = nodes[s].type
+                if t is None:
+                    raise ExecutorError(f"kernel {name} writes %{nodes[s].name} of unknown type")
+                dynamic = dynamic or not t.is_static()
+                outs.append((s, self._layout_fn(t), t.dtype))
+            if dynamic:
+                plan.append((_KERNEL_DYN, k, tuple(in_refs), tuple(outs), sym_idx, ()))
             else:
-                for s in in_slots:
-                    ensure(s)
-                for s in [index[x] for x in ops]:
-                    if s not in available:
-                        for op in nodes[s].operands:
-                            ensure(op)
-                        plan.append(self._eager_step(s))
-                        reads.append(list(nodes[s].operands))
-                        available.add(s)
-                for s in out_slots:
-                    ensure(s)
+                static_outs = tuple((s, *f(()), d) for s, f, d in outs)
+                plan.append((_KERNEL, k, tuple(in_refs), static_outs, ()))
+            reads.append([r for r, _ in in_refs])
+            available.update(out_slots)
+            self.kernel_steps += 1
         out_slots = [v for is_node, v in self._outputs if is_node]
         for s in out_slots:
             ensure(s)
@@ -122,7 +145,7 @@ class Executor:
     def _view_root(self, slot: int) -> Tuple[int, int]:
         """(root slot, byte offset) of a kernel input: views resolve to the tensor they alias."""
         n = self.nodes[slot]
-        if n.kind not in _VIEW_KINDS or n.type is None:
+        if n.kind not in _VIEW_KINDS or n.type is None or not isinstance(n.type.offset, int):
             return slot, 0
         root = slot
         while self.nodes[root].kind in _VIEW_KINDS:
@@ -137,7 +160,7 @@ class Executor:
             raise ExecutorError(f"input %{n.name} is not bound")
         guard = None
         if n.kind not in _NOT_COMPUTED and n.kind not in _VIEW_KINDS and n.type is not None:
-            guard = (tuple(n.type.shape), tuple(n.type.strides), n.type.dtype)
+            guard = (self._layout_fn(n.type), n.type.dtype)
         return (_EAGER, slot, n.run, guard, ())
 
     @staticmethod
@@ -155,18 +178,33 @@ class Executor:
     # Run -------------------------------------------------------------------------------------
 
     def __call__(self, *args: Any) -> List[Any]:
+        if self._broken:
+            return self.fallback(*args)
         for pos, dtype, strides in self._checks:
             a = args[pos]
-            if a.dtype != dtype or a.stride() != strides:
+            if a.dtype != dtype or (strides is not None and a.stride() != strides):
                 return self._eager(args, pos, a, dtype, strides)
+        try:
+            return self._run(args)
+        except self._runtime_errors as e:
+            # A kernel launch failed (e.g. its tiling function rejected the sizes): the graph
+            # is functional, so running it eagerly from the start is safe.
+            self._broken = True
+            log.warning("autofuse: graph %s failed at run time (%s); running it eagerly from now on", self.name, e)
+            return self.fallback(*args)
+
+    def _run(self, args: Sequence[Any]) -> List[Any]:
+        syms = self._read_symbols(args) if self._read_symbols is not None else ()
         env = self._template.copy()
+        env[-1] = syms
         for slot, a in zip(self._inputs, args):
             env[slot] = a
         launch = self.program.launch
         nthreads = torch.get_num_threads()
         empty_strided = torch.empty_strided
         for step in self._steps:
-            if step[0] == _KERNEL:
+            tag = step[0]
+            if tag == _KERNEL:
                 _, k, in_refs, outs, frees = step
                 ptrs = [env[s].data_ptr() + off for s, off in in_refs]
                 for s, shape, strides, dtype in outs:
@@ -174,22 +212,33 @@ class Executor:
                     env[s] = t
                     ptrs.append(t.data_ptr())
                 launch(k, ptrs, (), nthreads)
+            elif tag == _KERNEL_DYN:
+                _, k, in_refs, outs, sym_idx, frees = step
+                ptrs = [env[s].data_ptr() + off for s, off in in_refs]
+                for s, layout, dtype in outs:
+                    shape, strides = layout(syms)
+                    t = empty_strided(shape, strides, dtype=dtype)
+                    env[s] = t
+                    ptrs.append(t.data_ptr())
+                launch(k, ptrs, [syms[i] for i in sym_idx], nthreads)
             else:
                 _, s, run, guard, frees = step
                 v = run(env)
-                if guard is not None and (v.stride() != guard[1] or v.dtype != guard[2]):
-                    fixed = empty_strided(guard[0], guard[1], dtype=guard[2])
-                    fixed.copy_(v)
-                    v = fixed
+                if guard is not None:
+                    shape, strides = guard[0](syms)
+                    if v.stride() != strides or v.dtype != guard[1]:
+                        fixed = empty_strided(shape, strides, dtype=guard[1])
+                        fixed.copy_(v)
+                        v = fixed
                 env[s] = v
             for s in frees:
                 env[s] = None
         return [env[v] if is_node else v for is_node, v in self._outputs]
 
-    def _eager(self, args: Sequence[Any], pos: int, a: Any, dtype: torch.dtype, strides: Tuple[int, ...]) -> Any:
+    def _eager(self, args: Sequence[Any], pos: int, a: Any, dtype: torch.dtype, strides: Any) -> Any:
         if not self._warned:
             self._warned = True
-            got = f"{a.dtype} strides {tuple(a.stride())} on {a.device}"
+            got = f"{a.dtype} strides {tuple(a.stride())}"
             log.warning(
                 "autofuse: graph %s input %d is %s, compiled for %s strides %s; running this "
                 "graph eagerly for such calls", self.name, pos, got, dtype, strides)

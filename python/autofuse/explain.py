@@ -33,6 +33,7 @@ class GraphReport:
     tag: str
     kernels: List[KernelReport]
     left_out: List[Tuple[str, str, str]]  # (ATen op, FX node name, reason)
+    absorbed: List[Tuple[str, str]]  # (ATen op, FX node name) folded into kernels' broadcasts
     fx_ops: int
     fused_ops: int
     fallback: str
@@ -68,6 +69,9 @@ class ExplainReport:
             for k in g.kernels:
                 extra = f" (+ {', '.join(k.extra)})" if k.extra else ""
                 lines.append(f"  kernel {k.name}: {', '.join(k.aten_ops)}{extra}")
+            if g.absorbed:
+                ops = ", ".join(f"{op} (%{node})" for op, node in g.absorbed)
+                lines.append(f"  folded into kernel broadcasts: {ops}")
             if g.left_out:
                 lines.append("  left to ATen:")
                 for op, node, reason in g.left_out:
@@ -85,7 +89,7 @@ def graph_report(rec: GraphRecord) -> GraphReport:
             for n in tr.nodes:
                 if n.fx is not None and n.fx.op == "call_function":
                     left.append((n.origin, n.name, n.reason or rec.fallback))
-        return GraphReport(rec.name, rec.tag, [], left, rec.fx_ops, 0, rec.fallback)
+        return GraphReport(rec.name, rec.tag, [], left, [], rec.fx_ops, 0, rec.fallback)
     in_kernel = set()
     for kind, name, ops, _ins, _outs, _k, reason in rec.steps:
         nodes = [tr.nodes[tr.index[o]] for o in ops]
@@ -101,8 +105,11 @@ def graph_report(rec: GraphRecord) -> GraphReport:
     seen = {name for _, name, _ in left} | in_kernel
     for n in tr.nodes:  # ops no step lists (evaluated by the frontend, e.g. constants)
         if n.fx is not None and n.fx.op == "call_function" and n.name not in seen:
-            left.append((n.origin, n.name, n.reason or f"{n.kind} evaluated by the frontend"))
-    return GraphReport(rec.name, rec.tag, kernels, left, rec.fx_ops, fused_op_count(rec), rec.fallback)
+            why = "a constant, inlined into the kernels that read it" if n.kind == "const" else None
+            left.append((n.origin, n.name, n.reason or why or f"{n.kind} evaluated by the frontend"))
+    return GraphReport(
+        rec.name, rec.tag, kernels, left, list(tr.absorbed), rec.fx_ops, fused_op_count(rec), rec.fallback
+    )
 
 
 def explain(

@@ -4,7 +4,9 @@ Every FX node becomes a Graph IR node of the same (sanitised) name: placeholders
 {index}, mapped ATen ops their registry kind (aten_table.py), views their view kind, everything
 else `opaque` {target}. Implicit type promotion and broadcasting become explicit `cast`,
 `broadcast` and `const` nodes. Types (dtype, shape, strides, offset) come from
-node.meta["val"].
+node.meta["val"]; SymInt sizes (dynamic shapes) become size expressions over the graph's
+symbols, declared in the header with their hints (symbolic.py). A value whose sizes use
+symbols the executor cannot read off the arguments (unbacked, data-dependent) stays opaque.
 
 Layouts. The verifier wants computed values (elementwise, cast, broadcast) contiguous, while
 eager gives an elementwise result the layout of its inputs (a transposed input gives a
@@ -22,18 +24,15 @@ pipeline leaves to ATen.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
 import torch.fx
-from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
 from . import aten_table
 from .aten_table import Plan, bind_args
 from .ir_nodes import DTYPE_NAMES, GNode, TType, make_call, print_graph, target_name
-
-# Kinds computed by kernels (their results are fresh contiguous buffers).
-COMPUTED_KINDS = {"cast", "broadcast"}
+from .symbolic import Size, SymbolSources, hint_value, py_function, simplify, to_size
 
 
 @dataclasses.dataclass
@@ -48,27 +47,30 @@ class Translation:
     outputs: List[Tuple[bool, Any]]  # per FX output: (True, node index) or (False, a constant)
     fusible: int  # number of FX nodes mapped to a kernel-computable kind
     fx_ops: int  # number of FX call_function nodes
+    symbols: List[str]  # size symbols (header order); their values sit in env[-1] at run time
+    read_symbols: Optional[Callable[[Sequence[Any]], Tuple[int, ...]]]  # args -> symbol values
+    absorbed: List[Tuple[str, str]]  # (ATen op, FX name) of expands their users broadcast
 
 
-def static_type(val: Any, root_offset: int = 0) -> Optional[TType]:
-    """The TType of a (Fake)Tensor with static sizes and a dtype the IR names; else None."""
-    if not isinstance(val, torch.Tensor) or val.dtype not in DTYPE_NAMES:
+def tensor_type(val: Any, sources: SymbolSources, root_offset: Size = 0) -> Optional[TType]:
+    """The TType of a (Fake)Tensor whose sizes are ints or expressions over bindable symbols and
+    whose dtype the IR names; else None."""
+    if not isinstance(val, torch.Tensor) or val.dtype not in DTYPE_NAMES or val.layout != torch.strided:
         return None
-    if val.layout != torch.strided:
+    sizes = [to_size(d) for d in (*val.shape, *val.stride(), val.storage_offset())]
+    if any(d is None or not sources.bindable(d) for d in sizes):
         return None
-    dims = list(val.shape) + list(val.stride()) + [val.storage_offset()]
-    if not all(is_concrete_int(d) for d in dims):
-        return None
-    shape = tuple(int(d) for d in val.shape)
-    strides = tuple(int(d) for d in val.stride())
-    return TType(val.dtype, shape, strides, int(val.storage_offset()) - root_offset)
+    rank = val.dim()
+    return TType(val.dtype, tuple(sizes[:rank]), tuple(sizes[rank : 2 * rank]), simplify(sizes[-1] - root_offset))
 
 
-def physical_order(t: TType) -> Optional[List[int]]:
+def physical_order(t: TType, hints: Optional[Dict[Any, int]] = None) -> Optional[List[int]]:
     """The dim order in which `t` is laid out densely (outer -> inner): identity for a row-major
-    tensor (strides of size-1 dims ignored); None when `t` is not dense and non-overlapping."""
+    tensor (strides of size-1 dims ignored); None when `t` is not dense and non-overlapping.
+    Symbolic strides are ordered by their values at `hints`, then checked exactly."""
     rank = len(t.shape)
-    order = sorted(range(rank), key=lambda d: (-t.strides[d], d))
+    hints = hints or {}
+    order = sorted(range(rank), key=lambda d: (-hint_value(t.strides[d], hints), d))
     expected = 1
     for d in reversed(order):
         if t.shape[d] != 1 and t.strides[d] != expected:
@@ -93,25 +95,28 @@ def _const_value(value: Any, dtype: torch.dtype) -> Any:
     return float(value) if dtype.is_floating_point else int(value)
 
 
-def _offset(val: Any) -> int:
-    off = val.storage_offset() if isinstance(val, torch.Tensor) else 0
-    return int(off) if is_concrete_int(off) else 0
+def _offset(val: Any) -> Size:
+    off = to_size(val.storage_offset()) if isinstance(val, torch.Tensor) else 0
+    return 0 if off is None else off
 
 
 class _Builder:
     """Accumulates Graph IR nodes (unique names) and the FX -> Graph IR value maps."""
 
-    def __init__(self, supported: Dict[str, Set[torch.dtype]]):
+    def __init__(self, supported: Dict[str, Set[torch.dtype]], sources: SymbolSources):
         self.supported = supported
+        self.sources = sources
+        self.hints = sources.hints()
+        self.symbols = sorted(sources.sources, key=lambda s: s.name)
         self.nodes: List[GNode] = []
         self.index: Dict[str, int] = {}
         self.fx_slot: Dict[torch.fx.Node, int] = {}  # FX value -> its node in logical order
         self.phys: Dict[torch.fx.Node, Tuple[int, List[int]]] = {}  # computed in order P
         self.expand_src: Dict[torch.fx.Node, torch.fx.Node] = {}  # expand -> its source
-        self.root_off: Dict[int, int] = {}  # node -> FX storage offset of the root it aliases
+        self.root_off: Dict[int, Size] = {}  # node -> FX storage offset of the root it aliases
         self.consts: Dict[Tuple[str, str], int] = {}
 
-    def add(self, node: GNode, root_off: int = 0) -> int:
+    def add(self, node: GNode, root_off: Size = 0) -> int:
         base = "".join(c if c.isalnum() or c in "_." else "_" for c in node.name) or "v"
         name, k = base, 1
         while name in self.index:
@@ -126,6 +131,20 @@ class _Builder:
     def type_of(self, i: int) -> Optional[TType]:
         return self.nodes[i].type
 
+    def tensor_type(self, val: Any, root_offset: Size = 0) -> Optional[TType]:
+        return tensor_type(val, self.sources, root_offset)
+
+    def shape_of(self, fx: torch.fx.Node) -> Tuple[Size, ...]:
+        return tuple(to_size(d) for d in fx.meta["val"].shape)
+
+    def sizes_fn(self, sizes: Sequence[Size]) -> Callable[[list], Tuple[int, ...]]:
+        """env -> the values of `sizes` (symbol values are in env[-1])."""
+        if all(isinstance(d, int) for d in sizes):
+            const = tuple(sizes)
+            return lambda env: const
+        f = py_function(list(sizes), [str(x) for x in self.symbols])
+        return lambda env: f(*env[-1])
+
     # Values in logical order ---------------------------------------------------------------------
 
     def logical(self, fx: torch.fx.Node) -> int:
@@ -135,14 +154,13 @@ class _Builder:
             return i
         if fx in self.expand_src:  # an expand whose users all declined: materialize it
             src = self.logical(self.expand_src[fx])
-            shape = tuple(int(d) for d in fx.meta["val"].shape)
-            run = lambda env, s=src, sh=shape: env[s].expand(sh)  # noqa: E731
+            shape = self.shape_of(fx)
+            run = lambda env, s=src, sh=self.sizes_fn(shape): env[s].expand(sh(env))  # noqa: E731
             tt = TType.contiguous(self.type_of(src).dtype, shape)
             i = self.add(GNode(fx.name, "broadcast", [src], {}, tt, run, fx, target_name(fx.target)))
         else:
             src, perm = self.phys[fx]
             i = self.view_permute(src, _inverse(perm), "layout")
-            self.nodes[i].name  # the logical view of a value computed in physical order
         self.fx_slot[fx] = i
         return i
 
@@ -167,21 +185,21 @@ class _Builder:
         tt = TType.contiguous(dtype, n.type.shape)
         return self.add(GNode(f"{n.name}_{DTYPE_NAMES[dtype]}", "cast", [src], {}, tt, run, None, origin))
 
-    def broadcast(self, src: int, shape: Tuple[int, ...], origin: str) -> int:
+    def broadcast(self, src: int, shape: Tuple[Size, ...], origin: str) -> int:
         n = self.nodes[src]
         if n.type.shape == shape or n.kind == "const":
             return src
-        run = lambda env, s=src, sh=shape: env[s].expand(sh)  # noqa: E731
+        run = lambda env, s=src, sh=self.sizes_fn(shape): env[s].expand(sh(env))  # noqa: E731
         tt = TType.contiguous(n.type.dtype, shape)
         return self.add(GNode(f"{n.name}_b", "broadcast", [src], {}, tt, run, None, origin))
 
-    def view_reshape(self, src: int, shape: Tuple[int, ...], origin: str) -> int:
+    def view_reshape(self, src: int, shape: Tuple[Size, ...], origin: str) -> int:
         """A reshape view that only adds leading size-1 dims."""
         t = self.type_of(src)
         extra = len(shape) - len(t.shape)
         lead = t.strides[0] * t.shape[0] if t.shape else 1
         tt = TType(t.dtype, shape, (lead,) * extra + t.strides, t.offset)
-        run = lambda env, s=src, sh=shape: env[s].view(sh)  # noqa: E731
+        run = lambda env, s=src, sh=self.sizes_fn(shape): env[s].view(sh(env))  # noqa: E731
         name = f"{self.nodes[src].name}_r"
         return self.add(GNode(name, "reshape", [src], {"shape": list(shape)}, tt, run, None, origin), self.root_off[src])
 
@@ -192,14 +210,16 @@ class _Builder:
         name = f"{self.nodes[src].name}_p"
         return self.add(GNode(name, "permute", [src], {"dims": list(perm)}, tt, run, None, origin), self.root_off[src])
 
-    def operand(self, fx: torch.fx.Node, dtype: torch.dtype, shape: Tuple[int, ...], perm: List[int], origin: str) -> int:
+    def operand(
+        self, fx: torch.fx.Node, dtype: torch.dtype, shape: Tuple[Size, ...], perm: List[int], origin: str
+    ) -> int:
         """FX value `fx` as an operand of an op of logical `shape` computed in order `perm`:
         in physical order, cast to `dtype`, broadcast to the physical shape."""
         if fx in self.expand_src and fx not in self.fx_slot:
             return self.operand(self.expand_src[fx], dtype, shape, perm, origin)
         pshape = _permuted(shape, perm)
         got = self.phys.get(fx)
-        if got is not None and got[1] == perm and tuple(fx.meta["val"].shape) == shape:
+        if got is not None and got[1] == perm and self.shape_of(fx) == shape:
             return self.cast(got[0], dtype, origin)
         s = self.logical(fx)
         t = self.type_of(s)
@@ -217,14 +237,15 @@ def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torc
     `supported` maps each registry kind to the dtypes kernels accept for its operands
     (_C.op_registry()); an op whose operands fall outside becomes opaque.
     """
-    b = _Builder(supported)
+    sources = SymbolSources([n for n in gm.graph.nodes if n.op == "placeholder"])
+    b = _Builder(supported, sources)
     placeholders: List[int] = []
     outputs: List[Tuple[bool, Any]] = []
     fusible = fx_ops = 0
     for node in gm.graph.nodes:
         val = node.meta.get("val")
         if node.op == "placeholder":
-            tt = static_type(val, _offset(val))
+            tt = b.tensor_type(val, _offset(val))
             pos = len(placeholders)
             gnode = GNode(node.name, "input", [], {"index": pos}, tt, _never, node, "input")
             i = b.add(gnode, _offset(val))
@@ -248,8 +269,14 @@ def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torc
     for is_node, v in outputs:
         if is_node and v not in returns:
             returns.append(v)
-    text = print_graph(name, b.nodes, returns)
-    return Translation(name, text, b.nodes, b.index, placeholders, outputs, fusible, fx_ops)
+    symbols = [(str(x), b.hints[x]) for x in b.symbols]
+    text = print_graph(name, b.nodes, returns, symbols)
+    reader = sources.reader(b.symbols) if b.symbols else None
+    absorbed = [(target_name(n.target), n.name) for n in b.expand_src if n not in b.fx_slot]
+    return Translation(
+        name, text, b.nodes, b.index, placeholders, outputs, fusible, fx_ops,
+        [n for n, _ in symbols], reader, absorbed,
+    )
 
 
 def _never(env: list) -> Any:
@@ -266,7 +293,7 @@ def _opaque(b: _Builder, node: torch.fx.Node, val: Any, origin: str, reason: str
         run = lambda env, n=node: _get_attr(n)  # noqa: E731
     else:
         run = make_call(node, lambda a: b.fx_slot[a])
-    tt = static_type(val, _offset(val))
+    tt = b.tensor_type(val, _offset(val))
     gnode = GNode(node.name, "opaque", operands, {"target": origin}, tt, run, node, origin, reason)
     b.fx_slot[node] = b.add(gnode, _offset(val))
     return "opaque"
@@ -288,8 +315,8 @@ def _try_view(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Option
     src_fx = args.get("self")
     if not isinstance(src_fx, torch.fx.Node) or not isinstance(src_fx.meta.get("val"), torch.Tensor):
         return None
-    if static_type(val) is None or static_type(src_fx.meta["val"]) is None:
-        return _opaque(b, node, val, origin, "view of a symbolic or untyped tensor")
+    if b.tensor_type(val) is None or b.tensor_type(src_fx.meta["val"]) is None:
+        return _opaque(b, node, val, origin, "view of a tensor of unsupported type or sizes")
     if kind == "expand" and _all_users_elementwise(node):
         # A value-semantics expand feeding only elementwise ops: its users broadcast the source.
         b.expand_src[node] = src_fx
@@ -297,8 +324,13 @@ def _try_view(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Option
     attrs = attrs_fn(args, src_fx.meta["val"], val)
     if attrs is None:
         return _opaque(b, node, val, origin, "view not expressible as a Graph IR view")
+    for key, v in list(attrs.items()):
+        if isinstance(v, list):
+            attrs[key] = [to_size(x) for x in v]
+            if any(x is None or not b.sources.bindable(x) for x in attrs[key]):
+                return _opaque(b, node, val, origin, f"view attribute {key} has unsupported sizes")
     src = b.logical(src_fx)
-    tt = static_type(val, b.root_off[src])
+    tt = b.tensor_type(val, b.root_off[src])
     run = make_call(node, lambda a: b.fx_slot[a])
     b.fx_slot[node] = b.add(GNode(node.name, kind, [src], attrs, tt, run, node, origin), b.root_off[src])
     return "view"
@@ -315,10 +347,10 @@ def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) ->
     rule = aten_table.ELEMENTWISE_RULES.get(node.target)
     if rule is None:
         return None
-    out_t = static_type(val)
+    out_t = b.tensor_type(val)
     if out_t is None:
-        return _opaque(b, node, val, origin, "symbolic shape or a dtype the IR lacks")
-    perm = physical_order(out_t)
+        return _opaque(b, node, val, origin, "result has a dtype or sizes the IR lacks")
+    perm = physical_order(out_t, b.hints)
     if perm is None:
         return _opaque(b, node, val, origin, f"result layout strides {list(out_t.strides)} is not dense")
     plan = rule(bind_args(node), val)
@@ -365,9 +397,9 @@ def _check_plan(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
             return f"operand dtype {op.dtype}"
         if isinstance(op.value, torch.fx.Node):
             val = op.value.meta.get("val")
-            t = static_type(val)
+            t = b.tensor_type(val)
             if t is None:
-                return f"operand %{op.value.name} has a symbolic shape or a dtype the IR lacks"
+                return f"operand %{op.value.name} has a dtype or sizes the IR lacks"
             if not _broadcastable(t.shape, out_t.shape):
                 return f"operand shape {list(t.shape)} does not broadcast to {list(out_t.shape)}"
         if plan.kind in ("broadcast", "cast"):

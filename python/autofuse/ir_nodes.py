@@ -7,10 +7,13 @@ offset E`, strides only when not row-major, offset only when non-zero, attribute
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.fx
+
+from .symbolic import Size, ir_text
 
 DTYPE_NAMES: Dict[torch.dtype, str] = {
     torch.bool: "bool",
@@ -30,8 +33,8 @@ DTYPES_BY_NAME: Dict[str, torch.dtype] = {v: k for k, v in DTYPE_NAMES.items()}
 PLACEHOLDER_TYPE_TEXT = "i64[]"
 
 
-def contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:
-    """Row-major strides of `shape` (the Graph IR's default layout)."""
+def contiguous_strides(shape: Sequence[Size]) -> Tuple[Size, ...]:
+    """Row-major strides of `shape` (the Graph IR's default layout; symbolic sizes allowed)."""
     strides = [1] * len(shape)
     acc = 1
     for i in range(len(shape) - 1, -1, -1):
@@ -42,27 +45,31 @@ def contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:
 
 @dataclasses.dataclass(frozen=True)
 class TType:
-    """A tensor type: dtype, static shape, strides (elements) and offset from its root storage."""
+    """A tensor type: dtype, shape, strides (elements) and offset from its root storage. Sizes
+    are ints, or sympy expressions over size symbols in a dynamic-shape graph."""
 
     dtype: torch.dtype
-    shape: Tuple[int, ...]
-    strides: Tuple[int, ...]
-    offset: int = 0
+    shape: Tuple[Size, ...]
+    strides: Tuple[Size, ...]
+    offset: Size = 0
 
     @staticmethod
-    def contiguous(dtype: torch.dtype, shape: Sequence[int]) -> "TType":
-        shape = tuple(int(d) for d in shape)
+    def contiguous(dtype: torch.dtype, shape: Sequence[Size]) -> "TType":
+        shape = tuple(shape)
         return TType(dtype, shape, contiguous_strides(shape))
+
+    def is_static(self) -> bool:
+        return all(isinstance(d, int) for d in (*self.shape, *self.strides, self.offset))
 
     def is_contiguous(self) -> bool:
         return tuple(self.strides) == contiguous_strides(self.shape) and self.offset == 0
 
     def text(self) -> str:
-        s = f"{DTYPE_NAMES[self.dtype]}[{', '.join(map(str, self.shape))}]"
+        s = f"{DTYPE_NAMES[self.dtype]}[{', '.join(map(ir_text, self.shape))}]"
         if tuple(self.strides) != contiguous_strides(self.shape):
-            s += f" strides [{', '.join(map(str, self.strides))}]"
-        if self.offset:
-            s += f" offset {self.offset}"
+            s += f" strides [{', '.join(map(ir_text, self.strides))}]"
+        if self.offset != 0:
+            s += f" offset {ir_text(self.offset)}"
         return s
 
 
@@ -92,6 +99,35 @@ def target_name(target: Any) -> str:
     return f"{mod.lstrip('_')}.{name}" if mod else name
 
 
+def float_text(v: float) -> str:
+    """The shortest "%.*g" text reading back as exactly `v`, marked as a float ('.', 'e', inf,
+    nan): the same text as the C++ printer (graph/attr.cpp), so the IR round-trips."""
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "-inf" if v < 0 else "inf"
+    for prec in range(1, 18):
+        s = "%.*g" % (prec, v)
+        if float(s) == v:
+            break
+    return s if ("." in s or "e" in s) else s + ".0"
+
+
+def quote(s: str) -> str:
+    """A double-quoted string with '"', '\\' and control characters escaped (as graph/attr.cpp)."""
+    out = []
+    for c in s:
+        if c in "\"\\":
+            out.append("\\" + c)
+        elif c in "\n\t\r":
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[c])
+        elif ord(c) < 0x20:
+            out.append("\\x%02x" % ord(c))
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
 def format_attr(v: Any) -> str:
     """An attribute value as the IR writes it: 3, 2.5, 1e-05, inf, "floor", [1, 4]."""
     if isinstance(v, bool):
@@ -99,17 +135,19 @@ def format_attr(v: Any) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        return repr(v)  # always has '.', 'e', 'inf' or 'nan'
+        return float_text(v)
     if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return quote(v)
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(str(int(x)) for x in v) + "]"
+        return "[" + ", ".join(ir_text(x) for x in v) + "]"
     raise TypeError(f"attribute value {v!r}")
 
 
-def print_graph(name: str, nodes: List[GNode], returns: List[int]) -> str:
-    """The Graph IR text of `nodes` returning node indices `returns`."""
-    lines = [f"graph @{name}() {{"]
+def print_graph(name: str, nodes: List[GNode], returns: List[int], symbols: Sequence[Tuple[str, int]] = ()) -> str:
+    """The Graph IR text of `nodes` returning node indices `returns`; `symbols` are the size
+    symbols with their hints."""
+    header = ", ".join(f"{s} = {h}" for s, h in symbols)
+    lines = [f"graph @{name}({header}) {{"]
     for n in nodes:
         ops = ", ".join("%" + nodes[o].name for o in n.operands)
         line = f"  %{n.name} = {n.kind}({ops})"

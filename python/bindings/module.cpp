@@ -38,6 +38,7 @@ struct Program {
 using StepTuple = std::tuple<std::string, std::string, std::vector<std::string>,
                              std::vector<std::string>, std::vector<std::string>, int, std::string>;
 
+/// The Graph IR names of node indices `idx`.
 std::vector<std::string> names_of(const af::graph::Graph& g, const std::vector<int>& idx) {
   std::vector<std::string> out;
   out.reserve(idx.size());
@@ -45,6 +46,7 @@ std::vector<std::string> names_of(const af::graph::Graph& g, const std::vector<i
   return out;
 }
 
+/// Every step of the fused program, in execution order.
 std::vector<StepTuple> steps_of(const Program& p) {
   const auto& fg = p.prog.fused;
   const auto& g = fg.source;
@@ -52,13 +54,14 @@ std::vector<StepTuple> steps_of(const Program& p) {
   int k = 0;
   for (const auto& n : fg.nodes) {
     bool kernel = n.kind == af::fusion::FusedNode::Kind::Kernel;
-    out.emplace_back(kernel ? "kernel" : "opaque", n.name, names_of(g, n.ops), names_of(g, n.inputs),
-                     names_of(g, n.outputs), kernel ? k : -1, n.reason);
+    out.emplace_back(kernel ? "kernel" : "opaque", n.name, names_of(g, n.ops),
+                     names_of(g, n.inputs), names_of(g, n.outputs), kernel ? k : -1, n.reason);
     if (kernel) ++k;
   }
   return out;
 }
 
+/// Kernel k of the program; IndexError when out of range.
 const af::KernelHandle& kernel_at(const Program& p, int k) {
   if (k < 0 || k >= static_cast<int>(p.prog.kernels.size()))
     throw nb::index_error(("kernel index " + std::to_string(k) + " out of range (" +
@@ -67,44 +70,63 @@ const af::KernelHandle& kernel_at(const Program& p, int k) {
   return p.prog.kernels[k];
 }
 
-/// Copies the ints of a list or tuple into `out` (at most `cap`); returns the count.
+/// A list or tuple of Python ints read without a heap allocation for up to kStackArgs values.
 template <typename T>
-size_t read_ints(nb::handle seq, T* out, size_t cap, const char* what) {
-  PyObject* o = seq.ptr();
-  bool is_list = PyList_Check(o);
-  if (!is_list && !PyTuple_Check(o)) throw nb::type_error((std::string(what) + " must be a list or tuple of ints").c_str());
-  Py_ssize_t n = is_list ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
-  if (static_cast<size_t>(n) > cap)
-    throw nb::value_error((std::string(what) + ": too many entries (" + std::to_string(n) + ")").c_str());
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
-    long long v = PyLong_AsLongLong(item);
-    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
-    out[i] = static_cast<T>(v);
+class IntArgs {
+ public:
+  IntArgs(nb::handle seq, const char* what) {
+    PyObject* o = seq.ptr();
+    bool is_list = PyList_Check(o);
+    if (!is_list && !PyTuple_Check(o))
+      throw nb::type_error((std::string(what) + " must be a list or tuple of ints").c_str());
+    size_ = static_cast<size_t>(is_list ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o));
+    if (size_ > kStackArgs) {
+      heap_.resize(size_);
+      data_ = heap_.data();
+    }
+    for (size_t i = 0; i < size_; ++i) {
+      PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
+      long long v = PyLong_AsLongLong(item);
+      if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+      data_[i] = static_cast<T>(v);
+    }
   }
-  return static_cast<size_t>(n);
-}
+  size_t size() const { return size_; }
+  const T* data() const { return data_; }
+
+ private:
+  T stack_[kStackArgs];
+  std::vector<T> heap_;
+  T* data_ = stack_;
+  size_t size_ = 0;
+};
 
 /// Runs kernel k: ptrs = data pointers of its inputs then outputs, syms = its size symbols.
 void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthreads) {
   const af::KernelHandle& h = kernel_at(p, k);
-  void* args[kStackArgs];
-  int64_t symbols[kStackArgs];
-  size_t nargs = read_ints(ptrs, reinterpret_cast<uintptr_t*>(args), kStackArgs, "ptrs");
-  size_t nsyms = read_ints(syms, symbols, kStackArgs, "syms");
-  if (nargs != static_cast<size_t>(h.num_inputs + h.num_outputs))
+  IntArgs<uintptr_t> addr(ptrs, "ptrs");
+  IntArgs<int64_t> symbols(syms, "syms");
+  if (addr.size() != static_cast<size_t>(h.num_inputs + h.num_outputs))
     throw nb::value_error(("kernel " + h.name + " takes " + std::to_string(h.num_inputs) +
                            " inputs and " + std::to_string(h.num_outputs) + " outputs, got " +
-                           std::to_string(nargs) + " pointers")
+                           std::to_string(addr.size()) + " pointers")
                               .c_str());
-  if (nsyms != h.symbols.size())
+  if (symbols.size() != h.symbols.size())
     throw nb::value_error(("kernel " + h.name + " takes " + std::to_string(h.symbols.size()) +
-                           " size symbols, got " + std::to_string(nsyms))
+                           " size symbols, got " + std::to_string(symbols.size()))
                               .c_str());
+  void* stack_args[kStackArgs];
+  std::vector<void*> heap_args;
+  void** args = stack_args;
+  if (addr.size() > kStackArgs) {
+    heap_args.resize(addr.size());
+    args = heap_args.data();
+  }
+  for (size_t i = 0; i < addr.size(); ++i) args[i] = reinterpret_cast<void*>(addr.data()[i]);
   auto tiling = reinterpret_cast<af_tiling_fn>(h.tiling_fn);
   auto kernel = reinterpret_cast<af_kernel_fn>(h.kernel_fn);
   nb::gil_scoped_release release;
-  af::runtime::launch(tiling, kernel, args, symbols, nthreads, p.target);
+  af::runtime::launch(tiling, kernel, args, symbols.data(), nthreads, p.target);
 }
 
 /// Parses and compiles Graph IR text; `log` (a callable or None) receives the pipeline's lines.
@@ -143,6 +165,7 @@ std::string check_graph(const std::string& text) {
   return af::graph::print(g);
 }
 
+/// af::global_stats() as a dict.
 nb::dict stats() {
   af::CompileStats s = af::global_stats();
   nb::dict d;
@@ -154,7 +177,8 @@ nb::dict stats() {
 
 /// kind -> (class, arity, operand dtype names) for every registry row.
 nb::dict op_registry() {
-  static const char* kClass[] = {"input", "const", "elementwise", "broadcast", "cast", "view", "opaque"};
+  static const char* kClass[] = {"input", "const", "elementwise", "broadcast",
+                                 "cast",  "view",  "opaque"};
   nb::dict d;
   for (const auto& op : af::graph::all_ops()) {
     std::vector<std::string> dtypes;
@@ -193,20 +217,24 @@ NB_MODULE(_C, m) {
       compile_error.ptr());
 
   nb::class_<Program>(m, "Program", "A compiled Graph IR program: fused steps and loaded kernels.")
-      .def("fused_text", [](const Program& p) { return af::fusion::print(p.prog.fused); },
-           "The FusedGraph as text.")
-      .def("source", [](const Program& p) { return p.prog.source; }, "The generated C++ source.")
+      .def(
+          "fused_text", [](const Program& p) { return af::fusion::print(p.prog.fused); },
+          "The FusedGraph as text.")
+      .def(
+          "source", [](const Program& p) { return p.prog.source; }, "The generated C++ source.")
       .def("steps", &steps_of,
            "Steps in execution order: (kind, name, ops, inputs, outputs, kernel_index, reason).")
       .def("num_kernels", [](const Program& p) { return p.prog.kernels.size(); })
-      .def("kernel_symbols", [](const Program& p, int k) { return kernel_at(p, k).symbols; },
-           nb::arg("k"), "The size symbols kernel k takes at launch, in order.")
-      .def("kernel_io",
-           [](const Program& p, int k) {
-             const auto& h = kernel_at(p, k);
-             return std::make_tuple(h.num_inputs, h.num_outputs);
-           },
-           nb::arg("k"), "(num_inputs, num_outputs) of kernel k.")
+      .def(
+          "kernel_symbols", [](const Program& p, int k) { return kernel_at(p, k).symbols; },
+          nb::arg("k"), "The size symbols kernel k takes at launch, in order.")
+      .def(
+          "kernel_io",
+          [](const Program& p, int k) {
+            const auto& h = kernel_at(p, k);
+            return std::make_tuple(h.num_inputs, h.num_outputs);
+          },
+          nb::arg("k"), "(num_inputs, num_outputs) of kernel k.")
       .def("launch", &launch, nb::arg("k"), nb::arg("ptrs"), nb::arg("syms"), nb::arg("nthreads"),
            "Runs kernel k on data pointers (inputs then outputs) with size symbol values.");
 
@@ -216,6 +244,7 @@ NB_MODULE(_C, m) {
         "Parses Graph IR text and compiles it; raises CompileError or ToolchainError.");
   m.def("check_graph", &check_graph, nb::arg("graph_text"),
         "Parses and verifies Graph IR text, returns it printed; raises CompileError.");
-  m.def("stats", &stats, "Process-wide compile counters: cxx_compiles, cache_hits, compile_seconds.");
+  m.def("stats", &stats,
+        "Process-wide compile counters: cxx_compiles, cache_hits, compile_seconds.");
   m.def("op_registry", &op_registry, "kind -> (class, arity, operand dtype names).");
 }

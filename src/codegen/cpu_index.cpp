@@ -1,14 +1,16 @@
 // Axis index derivation for the CPU emitter (see IndexDeriver in cpu_kernel.h).
-#include "codegen/cpu_kernel.h"
-
 #include <algorithm>
+
+#include "codegen/cpu_kernel.h"
 
 namespace af::codegen {
 namespace {
 
 using ascir::AxisKind;
 
-bool is_split_outer(AxisKind k) { return k == AxisKind::TileOuter || k == AxisKind::BlockOuter; }
+bool is_split_outer(AxisKind k) {
+  return k == AxisKind::TileOuter || k == AxisKind::BlockOuter;
+}
 bool same_split(AxisKind outer, AxisKind inner) {
   return (outer == AxisKind::TileOuter && inner == AxisKind::TileInner) ||
          (outer == AxisKind::BlockOuter && inner == AxisKind::BlockInner);
@@ -26,7 +28,9 @@ std::pair<int, int> split_children(const ascir::AscGraph& g, int a) {
 
 }  // namespace
 
-std::string size_var(int axis_id) { return "A" + std::to_string(axis_id); }
+std::string size_var(int axis_id) {
+  return "A" + std::to_string(axis_id);
+}
 
 void IndexDeriver::set(int axis, std::string expr, bool uses_vec) {
   known_[axis] = std::move(expr);
@@ -73,8 +77,7 @@ std::optional<std::string> IndexDeriver::get(int a) {
   visiting_.erase(a);
   if (!expr) return std::nullopt;
   std::string var = "i" + std::to_string(a);
-  lines_->push_back(indent_ + "const int64_t " + var + " = " + *expr + ";  // " +
-                    g_.axis(a).name);
+  lines_->push_back(indent_ + "const int64_t " + var + " = " + *expr + ";  // " + g_.axis(a).name);
   set(a, var, vec);
   return var;
 }

@@ -1,11 +1,12 @@
 // The kernel function of one scheduled AscGraph: the loop nest of its schedule, per-tile base
 // pointers from the data/store strides, and the op chain in registers per vector step.
+#include "codegen/cpu_kernel.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 
-#include "codegen/cpu_kernel.h"
 #include "graph/op_registry.h"
 #include "support/error.h"
 
@@ -79,12 +80,13 @@ class KernelPrinter {
     for (const auto& [name, var] : k_.sym_var)
       line(1, "const int64_t " + var + " = td->" + var + ";");
     for (const auto& a : g_.axes)
-      line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " +
-                  a.name);
+      line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
+    line(1, "const int64_t stream_stores = td->stream_stores;");
     emit_pointers();
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (level_[i] == 0) emit_value(1, static_cast<int>(i), false);
     emit_nest();
+    if (!streamed_stores().empty()) line(1, "if (stream_stores) af_stream_fence();");
     line(0, "}");
     std::string out;
     for (const auto& l : lines_) out += l + "\n";
@@ -92,6 +94,9 @@ class KernelPrinter {
   }
 
  private:
+  /// What a vector step writes: full vectors, full vectors with streaming stores, or the tail.
+  enum class Step { Full, Stream, Tail };
+
   void line(int depth, const std::string& s) { lines_.push_back(std::string(2 * depth, ' ') + s); }
 
   /// Lane stride of every data/store node (coefficient of the vectorized index), users, levels:
@@ -174,12 +179,27 @@ class KernelPrinter {
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (level_[i] == 1) emit_value(depth, static_cast<int>(i), false);
     line(depth, "int64_t j = 0;");
-    line(depth, "for (; j + AF_LANES <= n; j += AF_LANES) {");
-    emit_step(depth + 1, false);
-    line(depth, "}");
+    std::vector<int> streamed = streamed_stores();
+    if (!streamed.empty()) {
+      // Large outputs (the tiling function decides): full vectors bypass the caches when every
+      // streamed output of this tile starts on a vector boundary.
+      std::string cond = "stream_stores";
+      for (int i : streamed)
+        for (int u : users_[i]) {
+          std::string q = "q" + std::to_string(i) + "_" + index_attr(g_.nodes[u]);
+          cond += " && af_is_aligned(" + q + ", AF_LANES * sizeof(*" + q + "))";
+        }
+      line(depth, "if (" + cond + ") {");
+      emit_full_loops(depth + 1, Step::Stream);
+      line(depth, "} else {");
+      emit_full_loops(depth + 1, Step::Full);
+      line(depth, "}");
+    } else {
+      emit_full_loops(depth, Step::Full);
+    }
     line(depth, "if (j < n) {  // the tail: fewer than AF_LANES elements");
     line(depth + 1, "const int64_t rem = n - j;");
-    emit_step(depth + 1, true);
+    emit_step(depth + 1, Step::Tail);
     line(depth, "}");
     for (; depth > 1; --depth) line(depth - 1, "}");
   }
@@ -191,11 +211,13 @@ class KernelPrinter {
     if ((ax.kind != AxisKind::TileInner && ax.kind != AxisKind::BlockInner) || ax.from.size() != 1)
       return size_var(a);
     int parent = ax.from[0];
-    AxisKind outer_kind = ax.kind == AxisKind::TileInner ? AxisKind::TileOuter : AxisKind::BlockOuter;
+    AxisKind outer_kind =
+        ax.kind == AxisKind::TileInner ? AxisKind::TileOuter : AxisKind::BlockOuter;
     for (const auto& o : g_.axes)
       if (o.kind == outer_kind && o.from.size() == 1 && o.from[0] == parent) {
         auto oi = idx.get(o.id);
-        if (!oi) fail(g_, "cannot derive the index of axis " + o.name + " at the loop of " + ax.name);
+        if (!oi)
+          fail(g_, "cannot derive the index of axis " + o.name + " at the loop of " + ax.name);
         return "af_min(" + size_var(a) + ", " + size_var(parent) + " - " + *oi + " * " +
                size_var(a) + ")";
       }
@@ -214,8 +236,8 @@ class KernelPrinter {
                      " from the loop nest");
       bool linear = a == k_.vec || idx.split_with_inner(a, k_.vec);
       if (idx.uses_vec(a) && !linear)
-        fail(g_, "%" + n.name + ": axis " + g_.axis(a).name +
-                     " is not linear in the vectorized axis");
+        fail(g_,
+             "%" + n.name + ": axis " + g_.axis(a).name + " is not linear in the vectorized axis");
       if (*i == "0") continue;
       e += " + " + *i + " * " + cpp_expr(k_, n.out.strides[d]);
     }
@@ -225,9 +247,8 @@ class KernelPrinter {
   void emit_bases(IndexDeriver& idx, int depth) {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const AscNode& n = g_.nodes[i];
-      bool loaded = n.op == "data" && std::any_of(users_[i].begin(), users_[i].end(), [&](int u) {
-                      return g_.nodes[u].op == "load";
-                    });
+      bool loaded = n.op == "data" && std::any_of(users_[i].begin(), users_[i].end(),
+                                                  [&](int u) { return g_.nodes[u].op == "load"; });
       if (!loaded && n.op != "store") continue;
       std::string base = base_offset(idx, n);
       std::string t = elem(n.out.dtype);
@@ -242,25 +263,56 @@ class KernelPrinter {
           fail(g_, "store %" + n.name + " has stride 0 on the vectorized axis");
       }
       if (lane_stride_[i] != sym::Expr(1) && lane_stride_[i] != sym::Expr(0))
-        line(depth, "const int64_t ls" + std::to_string(i) + " = " +
-                        cpp_expr(k_, lane_stride_[i]) + ";  // gather/scatter stride");
+        line(depth, "const int64_t ls" + std::to_string(i) + " = " + cpp_expr(k_, lane_stride_[i]) +
+                        ";  // gather/scatter stride");
     }
   }
 
-  /// One vector step: every per-step value, then every store. `tail`: only `rem` lanes.
-  void emit_step(int depth, bool tail) {
+  /// The loops over the full vectors of a tile: two independent steps per iteration (more
+  /// work in flight for the out-of-order core; the exp/div chains are long), then one.
+  void emit_full_loops(int depth, Step step) {
+    line(depth, "for (; j + 2 * AF_LANES <= n; j += 2 * AF_LANES) {");
+    for (const char* j : {"j", "j + AF_LANES"}) {
+      j_ = j;
+      line(depth + 1, "{");
+      emit_step(depth + 2, step);
+      line(depth + 1, "}");
+    }
+    j_ = "j";
+    line(depth, "}");
+    line(depth, "if (j + AF_LANES <= n) {");
+    emit_step(depth + 1, step);
+    line(depth + 1, "j += AF_LANES;");
+    line(depth, "}");
+  }
+
+  /// Stores that may use non-temporal stores: contiguous along the vectorized axis, not bool.
+  std::vector<int> streamed_stores() const {
+    std::vector<int> out;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      if (n.op == "store" && lane_stride_[i] == sym::Expr(1) && n.out.dtype != DType::Bool)
+        out.push_back(static_cast<int>(i));
+    }
+    return out;
+  }
+
+  /// One vector step: every per-step value, then every store. Tail: only `rem` lanes.
+  void emit_step(int depth, Step step) {
+    bool tail = step == Step::Tail;
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (level_[i] == 2 && g_.nodes[i].op != "store") emit_value(depth, static_cast<int>(i), tail);
     for (size_t i = 0; i < g_.nodes.size(); ++i)
-      if (g_.nodes[i].op == "store") emit_store(depth, static_cast<int>(i), tail);
+      if (g_.nodes[i].op == "store") emit_store(depth, static_cast<int>(i), step);
   }
 
-  void emit_store(int depth, int i, bool tail) {
+  void emit_store(int depth, int i, Step step) {
+    bool tail = step == Step::Tail;
     const AscNode& n = g_.nodes[i];
     const AscNode& value = g_.nodes[n.inputs[0]];
     if ((n.out.dtype == DType::Bool) != (value.out.dtype == DType::Bool))
-      fail(g_, "store %" + n.name + " writes " + std::string(dtype_name(n.out.dtype)) +
-                   " from a " + std::string(dtype_name(value.out.dtype)) + " value");
+      fail(g_, "store %" + n.name + " writes " + std::string(dtype_name(n.out.dtype)) + " from a " +
+                   std::string(dtype_name(value.out.dtype)) + " value");
     std::string sfx = mem_suffix(g_, n, n.out.dtype);
     std::string v = var_[n.inputs[0]];
     std::string n_arg = tail ? ", rem" : "";
@@ -268,11 +320,13 @@ class KernelPrinter {
     bool contiguous = lane_stride_[i] == sym::Expr(1);
     for (int u : users_[i]) {
       std::string q = "q" + std::to_string(i) + "_" + index_attr(g_.nodes[u]);
+      bool stream = step == Step::Stream && n.out.dtype != DType::Bool;
       if (contiguous)
-        line(depth, "af_store_" + sfx + fn_tail + "(" + q + " + j, " + v + n_arg + ");");
+        line(depth, std::string(stream ? "af_stream_" : "af_store_") + sfx + fn_tail + "(" + q +
+                        " + " + j_ + ", " + v + n_arg + ");");
       else
-        line(depth, "af_scatter_" + sfx + fn_tail + "(" + q + " + j * ls" + std::to_string(i) +
-                        ", ls" + std::to_string(i) + ", " + v + n_arg + ");");
+        line(depth, "af_scatter_" + sfx + fn_tail + "(" + q + " + " + j_ + " * ls" +
+                        std::to_string(i) + ", ls" + std::to_string(i) + ", " + v + n_arg + ");");
     }
   }
 
@@ -294,16 +348,17 @@ class KernelPrinter {
       const AscNode& data = g_.nodes[d];
       std::string sfx = mem_suffix(g_, data, data.out.dtype);
       if ((n.out.dtype == DType::Bool) != (data.out.dtype == DType::Bool))
-        fail(g_, "load %" + n.name + " reads " + std::string(dtype_name(data.out.dtype)) +
-                     " as " + std::string(dtype_name(n.out.dtype)));
+        fail(g_, "load %" + n.name + " reads " + std::string(dtype_name(data.out.dtype)) + " as " +
+                     std::string(dtype_name(n.out.dtype)));
       std::string p = "p" + std::to_string(d);
       if (level_[i] == 1) return "af_load1_" + sfx + "(" + p + ")";
       std::string n_arg = tail ? ", rem" : "";
       std::string fn_tail = tail ? "_n" : "";
       if (lane_stride_[d] == sym::Expr(1))
-        return "af_load_" + sfx + fn_tail + "(" + p + " + j" + n_arg + ")";
+        return "af_load_" + sfx + fn_tail + "(" + p + " + " + j_ + n_arg + ")";
       std::string ls = "ls" + std::to_string(d);
-      return "af_gather_" + sfx + fn_tail + "(" + p + " + j * " + ls + ", " + ls + n_arg + ")";
+      return "af_gather_" + sfx + fn_tail + "(" + p + " + " + j_ + " * " + ls + ", " + ls + n_arg +
+             ")";
     }
     if (n.op == "cast") return cast_expr(i, args[0]);
     for (int in : n.inputs) mem_suffix(g_, g_.nodes[in], g_.nodes[in].out.dtype);
@@ -369,6 +424,7 @@ class KernelPrinter {
   std::vector<int> level_;
   std::vector<std::vector<int>> users_;
   std::vector<std::string> var_;
+  std::string j_ = "j";  // the element index of the vector step being printed
 };
 
 }  // namespace
@@ -413,7 +469,8 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
   if (k.block_outer < 0 || g.axis(k.block_outer).kind != AxisKind::BlockOuter)
     fail(g, "the block axis must be a block_outer axis");
   k.block_parent = g.axis(k.block_outer).from.at(0);
-  if (block->axis != k.block_parent) fail(g, "block parameter " + block->name + " splits another axis");
+  if (block->axis != k.block_parent)
+    fail(g, "block parameter " + block->name + " splits another axis");
 
   if (g.nodes.empty()) fail(g, "the kernel has no nodes");
   k.nest = g.nodes[0].sched_axes;
@@ -440,6 +497,8 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
   return k;
 }
 
-std::string emit_kernel_function(const KernelContext& k) { return KernelPrinter(k).print(); }
+std::string emit_kernel_function(const KernelContext& k) {
+  return KernelPrinter(k).print();
+}
 
 }  // namespace af::codegen

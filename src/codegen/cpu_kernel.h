@@ -16,15 +16,15 @@ namespace af::codegen {
 /// One scheduled kernel as the emitter sees it. Built (and validated) by analyze_kernel.
 struct KernelContext {
   const ascir::AscGraph* g = nullptr;
-  std::string name;                             // C identifier; exports <name>_tiling/_kernel
-  std::vector<std::string> size_symbols;        // sorted, without the tiling parameters
-  std::map<std::string, std::string> sym_var;   // every symbol -> C variable name
-  std::vector<int> nest;                        // sched axes, outer -> inner
-  int vec = -1;           // the vectorized axis (tile_inner), innermost in `nest`
-  int vec_parent = -1;    // the axis it splits
-  int tile_outer = -1;    // its tile_outer sibling
-  int block_outer = -1;   // the launch block axis, outermost in `nest`
-  int block_parent = -1;  // the axis block_outer x block_inner splits
+  std::string name;                            // C identifier; exports <name>_tiling/_kernel
+  std::vector<std::string> size_symbols;       // sorted, without the tiling parameters
+  std::map<std::string, std::string> sym_var;  // every symbol -> C variable name
+  std::vector<int> nest;                       // sched axes, outer -> inner
+  int vec = -1;                         // the vectorized axis (tile_inner), innermost in `nest`
+  int vec_parent = -1;                  // the axis it splits
+  int tile_outer = -1;                  // its tile_outer sibling
+  int block_outer = -1;                 // the launch block axis, outermost in `nest`
+  int block_parent = -1;                // the axis block_outer x block_inner splits
   std::string tile_param, block_param;  // symbol names
   int num_inputs = 0, num_outputs = 0;
 };

@@ -53,7 +53,7 @@ FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int
                               " inputs, more than max_inputs " + std::to_string(opts.max_inputs));
   // The sum bounds the merged count from above; merge only when it might be over the limit.
   int nodes = compute_node_count(ka.kernel) + compute_node_count(kb.kernel);
-  if (nodes > opts.max_nodes) nodes = compute_node_count(merge_kernels(fg, a, b).kernel);
+  if (nodes > opts.max_nodes) nodes = compute_node_count(merge_kernels(fg, index, a, b).kernel);
   if (nodes > opts.max_nodes)
     return FusionDecision::no("the merged kernel would have " + std::to_string(nodes) +
                               " compute nodes, more than max_nodes " +

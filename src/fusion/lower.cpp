@@ -215,7 +215,7 @@ std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node) {
   if (!def) throw CompileError(where(g, node) + ": unknown op kind");
   switch (def->cls) {
     case OpClass::Input:
-    case OpClass::Const: return "a " + n.kind + " is supplied by the frontend";
+    case OpClass::Const: return "`" + n.kind + "` values are supplied by the frontend";
     case OpClass::View: return "view op " + n.kind + " runs as an ATen alias";
     case OpClass::Opaque: {
       auto it = n.attrs.find("target");

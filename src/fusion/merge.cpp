@@ -53,8 +53,8 @@ bool shareable(const AscNode& n) {
 /// b's cast to f32 after the load stays.
 class Merger {
  public:
-  Merger(const FusedGraph& fg, int a, int b)
-      : fg_(fg), idx_(fg), a_(a), b_(b), A_(fg.nodes[a]), B_(fg.nodes[b]) {}
+  Merger(const FusedGraph& fg, const StepIndex& idx, int a, int b)
+      : fg_(fg), idx_(idx), a_(a), b_(b), A_(fg.nodes[a]), B_(fg.nodes[b]) {}
 
   FusedNode run() {
     k_ = A_.kernel;
@@ -224,7 +224,7 @@ class Merger {
   }
 
   const FusedGraph& fg_;
-  StepIndex idx_;
+  const StepIndex& idx_;
   int a_, b_;
   const FusedNode& A_;
   const FusedNode& B_;
@@ -241,6 +241,10 @@ class Merger {
 }  // namespace
 
 FusedNode merge_kernels(const FusedGraph& fg, int a, int b) {
+  return merge_kernels(fg, StepIndex(fg), a, b);
+}
+
+FusedNode merge_kernels(const FusedGraph& fg, const StepIndex& index, int a, int b) {
   const int n = static_cast<int>(fg.nodes.size());
   if (a < 0 || b < 0 || a >= n || b >= n || a == b)
     throw CompileError("merge_kernels: steps " + std::to_string(a) + " and " + std::to_string(b) +
@@ -252,7 +256,7 @@ FusedNode merge_kernels(const FusedGraph& fg, int a, int b) {
     throw CompileError("merge_kernels: " + fg.nodes[a].name + " and " + fg.nodes[b].name +
                        " have different loop axes " + loop_axes_str(fg.nodes[a].kernel) + " vs " +
                        loop_axes_str(fg.nodes[b].kernel));
-  return Merger(fg, a, b).run();
+  return Merger(fg, index, a, b).run();
 }
 
 }  // namespace af::fusion

@@ -5,6 +5,8 @@
 
 namespace af::fusion {
 
+struct StepIndex;
+
 /// The kernel that computes everything steps a and b of `fg` compute (a before b in execution
 /// order; both kernels with equal loop axes). A producer -> consumer edge disappears: b's
 /// data + load of a value a computes become uses of the node a's store reads (the value in its
@@ -16,5 +18,7 @@ namespace af::fusion {
 /// inputs, attributes and tensor) are shared. The result is named after a (renumber afterwards).
 /// Throws CompileError when a or b is not a kernel or their loop axes differ.
 FusedNode merge_kernels(const FusedGraph& fg, int a, int b);
+/// The same, reusing a StepIndex of `fg`.
+FusedNode merge_kernels(const FusedGraph& fg, const StepIndex& index, int a, int b);
 
 }  // namespace af::fusion

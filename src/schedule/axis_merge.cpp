@@ -13,7 +13,9 @@ namespace {
   throw CompileError("schedule @" + g.name + ": " + what);
 }
 
-bool is_one(const sym::Expr& e) { return e == sym::Expr(1); }
+bool is_one(const sym::Expr& e) {
+  return e == sym::Expr(1);
+}
 
 /// The layout of node `n` over `loop`; missing axes are broadcast (repeat 1, stride 0).
 TensorLayout layout_of(const ascir::AscGraph& g, int node, const std::vector<int>& loop) {
@@ -31,8 +33,8 @@ TensorLayout layout_of(const ascir::AscGraph& g, int node, const std::vector<int
     auto it = std::find(t.axes.begin(), t.axes.end(), ax);
     if (it == t.axes.end()) {
       if (is_store && !is_one(size))
-        fail(g, "store %" + n.name + " lacks loop axis " + g.axis(ax).name + " of size " +
-                    size.str());
+        fail(g,
+             "store %" + n.name + " lacks loop axis " + g.axis(ax).name + " of size " + size.str());
       out.dims.push_back({1, 0});
       continue;
     }
@@ -42,18 +44,19 @@ TensorLayout layout_of(const ascir::AscGraph& g, int node, const std::vector<int
       fail(g, "%" + n.name + " (" + n.op + ") has repeat " + repeat.str() + " on axis " +
                   g.axis(ax).name + " of size " + size.str() + " (must be the size or 1)");
     if (is_store && repeat != size)
-      fail(g, "store %" + n.name + " has repeat " + repeat.str() + " on axis " +
-                  g.axis(ax).name + " of size " + size.str() + "; a store covers its loop axes");
+      fail(g, "store %" + n.name + " has repeat " + repeat.str() + " on axis " + g.axis(ax).name +
+                  " of size " + size.str() + "; a store covers its loop axes");
     if (!is_store && is_one(repeat)) stride = 0;  // a broadcast dim reads one element
     out.dims.push_back({repeat, stride});
   }
   return out;
 }
 
-/// The stride at a large value of every symbol: orders dense layouts like their hints would.
+/// The stride at a large value of every symbol (256: products of up to 7 symbols fit in int64):
+/// orders dense layouts the way any real sizes would.
 int64_t order_key(const sym::Expr& e) {
   sym::Bindings b;
-  for (const auto& s : e.symbols()) b[s] = 1024;
+  for (const auto& s : e.symbols()) b[s] = 256;
   return e.eval(b);
 }
 

@@ -38,7 +38,7 @@ LoopLayout collect_layout(const ascir::AscGraph& g);
 void drop_unit_dims(LoopLayout& l);
 
 /// Stable-sorts the dims by the first store's stride, largest (outermost) first. Symbolic
-/// strides are compared at a large value of every symbol (1024).
+/// strides are compared at a large value of every symbol (256).
 void reorder_by_store(LoopLayout& l);
 
 /// Merges adjacent dims where every tensor has stride_outer == stride_inner * size_inner; the

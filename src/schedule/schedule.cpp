@@ -52,8 +52,7 @@ sym::Expr size_product(const AscGraph& g, const std::vector<int>& ids) {
 int dim_axis(AscGraph& g, const std::vector<int>& members) {
   if (members.size() == 1) return members[0];
   sym::Expr size = size_product(g, members);
-  return g.add_axis(unique_axis_name(g, joined_names(g, members)), size, AxisKind::Merged,
-                    members);
+  return g.add_axis(unique_axis_name(g, joined_names(g, members)), size, AxisKind::Merged, members);
 }
 
 /// For each node: does its tile vary along the vectorized dim (whose original axes are
@@ -84,7 +83,9 @@ std::vector<bool> tile_variance(const AscGraph& g, const LoopLayout& l,
 
 }  // namespace
 
-int64_t vector_lanes(const Target& t) { return std::max<int64_t>(1, t.vector_bytes / 4); }
+int64_t vector_lanes(const Target& t) {
+  return std::max<int64_t>(1, t.vector_bytes / 4);
+}
 
 void schedule_kernel(AscGraph& g, const Target& t) {
   if (g.schedule) fail(g, "the graph is already scheduled");
@@ -128,10 +129,9 @@ void schedule_kernel(AscGraph& g, const Target& t) {
   const sym::Expr x_size = g.axis(x).size;
   std::string block_param = unique_symbol(symbols, x_name + "b_size");
   sym::Expr block = sym::Expr::symbol(block_param);
-  int block_outer = g.add_axis(unique_axis_name(g, x_name + "B"),
-                               sym::Expr::ceildiv(x_size, block), AxisKind::BlockOuter, {x});
-  int block_inner =
-      g.add_axis(unique_axis_name(g, x_name + "b"), block, AxisKind::BlockInner, {x});
+  int block_outer = g.add_axis(unique_axis_name(g, x_name + "B"), sym::Expr::ceildiv(x_size, block),
+                               AxisKind::BlockOuter, {x});
+  int block_inner = g.add_axis(unique_axis_name(g, x_name + "b"), block, AxisKind::BlockInner, {x});
 
   // (e), (f): every node on [block_outer, block_inner, tile_inner]; tensors rewritten.
   std::vector<bool> var = tile_variance(g, l, l.dims.back());

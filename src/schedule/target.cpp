@@ -1,7 +1,7 @@
 // Target::host_cpu: the machine this process runs on, from cpuid.
-#include <thread>
-
 #include "schedule/target.h"
+
+#include <thread>
 
 namespace af::schedule {
 

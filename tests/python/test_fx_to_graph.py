@@ -133,3 +133,13 @@ def test_special_float_constants_print_and_parse():
 def test_check_graph_rejects_bad_text():
     with pytest.raises(_C.CompileError):
         _C.check_graph("graph @g() {\n  %x = frobnicate() : f32[2]\n  return %x\n}\n")
+
+
+def test_decomposed_activations_have_no_aten_left():
+    fns = [torch.nn.functional.elu, torch.nn.functional.leaky_relu, torch.nn.functional.hardswish,
+           torch.nn.functional.mish, torch.nn.functional.softplus, lambda x: torch.lerp(x, x * 2, 0.3)]
+    for fn in fns:
+        torch._dynamo.reset()
+        tr = translated(fn, torch.randn(8))
+        assert [n.origin for n in tr.nodes if n.kind == "opaque"] == [], tr.text
+        assert tr.fusible >= 1

@@ -67,7 +67,8 @@ class AscBuilder {
     return g.add_node(n);
   }
   int broadcast(int in) {
-    ascir::AscNode n = node("b" + std::to_string(g.nodes.size()), "broadcast", g.nodes[in].out.dtype);
+    ascir::AscNode n =
+        node("b" + std::to_string(g.nodes.size()), "broadcast", g.nodes[in].out.dtype);
     n.inputs = {in};
     n.out.repeats = sizes_;
     n.out.strides = local_strides(sizes_);

@@ -44,7 +44,9 @@ struct Out {
   std::vector<float> v;
 };
 
-float sigmoid_ref(double x) { return static_cast<float>(1.0 / (1.0 + std::exp(-x))); }
+float sigmoid_ref(double x) {
+  return static_cast<float>(1.0 / (1.0 + std::exp(-x)));
+}
 
 TEST(CpuEmitter, SigmoidScaleBias3x1000) {
   AscBuilder b("ssb", {3, 1000});
@@ -147,8 +149,8 @@ TEST(CpuEmitter, ShapesAndTails) {
   // (x + y) * x over shapes 1, 7, 1024, (2, 3, 5, 7), lanes - 1, lanes + 1 and 7919.
   auto t = test_target();
   int64_t lanes = schedule::vector_lanes(t);
-  std::vector<std::vector<int64_t>> shapes = {{1}, {7}, {1024}, {2, 3, 5, 7}, {lanes - 1},
-                                              {lanes + 1}, {7919}, {1, 1}};
+  std::vector<std::vector<int64_t>> shapes = {{1},         {7},         {1024}, {2, 3, 5, 7},
+                                              {lanes - 1}, {lanes + 1}, {7919}, {1, 1}};
   std::vector<AscBuilder> bs;
   for (size_t k = 0; k < shapes.size(); ++k) {
     std::vector<sym::Expr> sizes(shapes[k].begin(), shapes[k].end());
@@ -180,10 +182,11 @@ TEST(CpuEmitter, SymbolicSizesOneKernelManyShapes) {
   auto t = test_target();
   KernelLib lib(schedule_and_emit({&b.g}, t), t);
   EXPECT_EQ(lib.source().kernels[0].symbols, (std::vector<std::string>{"s0", "s1"}));
-  for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{{3, 1000}, {50, 7}, {1, 1}, {2, 33}}) {
-    auto xv = inputs(M * N, -3, 3, 30), gv = inputs(N, -3, 3, 31);
+  for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{
+           {3, 1000}, {50, 7}, {1, 1}, {2, 33}, {0, 5}, {4, 0}}) {
+    auto xv = inputs(M * N + 1, -3, 3, 30), gv = inputs(N + 1, -3, 3, 31);
     Out out(M * N);
-    lib.run(0, {M, N}, {xv.data(), gv.data(), out.data()});
+    EXPECT_EQ(lib.run(0, {M, N}, {xv.data(), gv.data(), out.data()}), 1);
     for (int64_t i = 0; i < M * N; ++i) ASSERT_EQ(out[i], xv[i] * gv[i % N]) << M << "x" << N;
     out.expect_canaries();
   }
@@ -224,6 +227,39 @@ TEST(CpuEmitter, BlocksSplitLargeTensorsOnly) {
     EXPECT_EQ(bd, M * K >= 32768 ? 2 : 1);
     for (int64_t i = 0; i < M * K; ++i) ASSERT_EQ(out[i], xv[i] + gv[i % K]) << M << "x" << K;
     out.expect_canaries();
+  }
+}
+
+TEST(CpuEmitter, LargeOutputsStreamAlignedOrNot) {
+  // Outputs of >= 16 MiB take the non-temporal store path when a tile starts aligned; a
+  // misaligned output falls back to ordinary stores. Both must give the same results.
+  const int64_t n = (int64_t{1} << 22) + 3;
+  AscBuilder b("big", {sym::Expr::symbol("n")});
+  int x = b.contiguous_input();
+  int y = b.op("mul", {b.op("add", {x, b.scalar(0.5)}), x});
+  b.output(y);
+  b.output(b.cast(y, DType::BF16), DType::BF16);
+  auto t = test_target();
+  KernelLib lib(schedule_and_emit({&b.g}, t), t);
+  EXPECT_NE(lib.source().code.find("af_stream_f32("), std::string::npos);
+  EXPECT_NE(lib.source().code.find("af_stream_bf16("), std::string::npos);
+  auto xv = inputs(n, -8, 8, 70);
+  for (int shift : {0, 1}) {
+    std::vector<float> o0(n + 64 + 16, kCanary);
+    std::vector<uint16_t> o1(n + 64 + 32, 0xabcd);
+    // 64-byte aligned starts (+shift elements to break the alignment).
+    float* p0 = o0.data() + ((64 - reinterpret_cast<uintptr_t>(o0.data()) % 64) % 64) / 4 + shift;
+    uint16_t* p1 = o1.data() + ((64 - reinterpret_cast<uintptr_t>(o1.data()) % 64) % 64) / 2;
+    lib.run(0, {n}, {xv.data(), p0, p1}, 2);
+    for (int64_t i = 0; i < n; ++i) {
+      float want = (xv[i] + 0.5f) * xv[i];
+      ASSERT_EQ(p0[i], want) << i;
+      uint32_t w;
+      std::memcpy(&w, &want, 4);
+      ASSERT_EQ(p1[i], static_cast<uint16_t>((w + 0x7fffu + ((w >> 16) & 1u)) >> 16)) << i;
+    }
+    ASSERT_EQ(p0[n], kCanary);
+    ASSERT_EQ(p1[n], 0xabcd);
   }
 }
 

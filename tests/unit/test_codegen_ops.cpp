@@ -31,8 +31,12 @@ struct OpCase {
   AttrMap attrs = {};
 };
 
-double nan_max(double a, double b) { return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b); }
-double nan_min(double a, double b) { return (std::isnan(a) || std::isnan(b)) ? NAN : std::min(a, b); }
+double nan_max(double a, double b) {
+  return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b);
+}
+double nan_min(double a, double b) {
+  return (std::isnan(a) || std::isnan(b)) ? NAN : std::min(a, b);
+}
 
 /// c10's div_floor_floating: floor division that agrees with Python's // (e.g. -88.5 // inf is
 /// -1), IEEE division when b == 0.
@@ -86,7 +90,9 @@ std::vector<OpCase> op_cases() {
        },
        1e-5, false, AttrMap{{"approximate", std::string("tanh")}}},
       {"silu", 1, [](double a, double, double) { return a / (1.0 + std::exp(-a)); }},
-      {"sign", 1, [](double a, double, double) { return a > 0 ? 1.0 : a < 0 ? -1.0 : 0.0; }},
+      {"sign", 1, [](double a, double, double) { return a > 0   ? 1.0
+                                                        : a < 0 ? -1.0
+                                                                : 0.0; }},
       {"floor", 1, [](double a, double, double) { return std::floor(a); }},
       {"ceil", 1, [](double a, double, double) { return std::ceil(a); }},
       {"round", 1, [](double a, double, double) { return std::nearbyint(a); }},
@@ -104,10 +110,10 @@ std::vector<OpCase> op_cases() {
 
 /// Operand values: specials (zeros, halves, infinities, NaN, denormals, huge) then random ones.
 std::vector<float> operand(int which, size_t n) {
-  const float sp[] = {0.0f,  -0.0f,  1.0f,   -1.0f,  0.5f,    -0.5f,    1.5f,     2.5f,
-                      -2.5f, 3.0f,   0.1f,   -7.25f, 20.0f,   -20.0f,   88.5f,    -88.5f,
-                      100.0f, -100.0f, 1e30f, -1e30f, INFINITY, -INFINITY, NAN,     1e-40f,
-                      65504.0f, 1e-3f, 4.0f,  -3.0f,  0.3f,    8388609.0f, -0.7f,  2.0f};
+  const float sp[] = {0.0f,     -0.0f,   1.0f,  -1.0f,  0.5f,     -0.5f,      1.5f,  2.5f,
+                      -2.5f,    3.0f,    0.1f,  -7.25f, 20.0f,    -20.0f,     88.5f, -88.5f,
+                      100.0f,   -100.0f, 1e30f, -1e30f, INFINITY, -INFINITY,  NAN,   1e-40f,
+                      65504.0f, 1e-3f,   4.0f,  -3.0f,  0.3f,     8388609.0f, -0.7f, 2.0f};
   std::vector<float> v(n);
   uint32_t s = 12345u + 977u * static_cast<uint32_t>(which);
   for (size_t i = 0; i < n; ++i) {
@@ -181,7 +187,7 @@ TEST(CpuOps, RegistryKindsAllCovered) {
 
 TEST(CpuOps, BoolLogic) {
   const size_t n = 21;
-  const std::vector<std::string> kinds = {"logical_and", "logical_or", "logical_xor",
+  const std::vector<std::string> kinds = {"logical_and", "logical_or",  "logical_xor",
                                           "logical_not", "bitwise_and", "bitwise_or",
                                           "bitwise_xor", "bitwise_not", "where"};
   std::vector<AscBuilder> bs;
@@ -211,11 +217,16 @@ TEST(CpuOps, BoolLogic) {
     for (size_t i = 0; i < n; ++i) {
       bool a = p[i] != 0, b = q[i] != 0, want = false;
       const std::string& kd = kinds[k];
-      if (kd.find("and") != std::string::npos) want = a && b;
-      else if (kd.find("xor") != std::string::npos) want = a != b;
-      else if (kd.find("or") != std::string::npos) want = a || b;
-      else if (kd.find("not") != std::string::npos) want = !a;
-      else want = a ? b : !b;
+      if (kd.find("and") != std::string::npos)
+        want = a && b;
+      else if (kd.find("xor") != std::string::npos)
+        want = a != b;
+      else if (kd.find("or") != std::string::npos)
+        want = a || b;
+      else if (kd.find("not") != std::string::npos)
+        want = !a;
+      else
+        want = a ? b : !b;
       ASSERT_EQ(out[i], want ? 1 : 0) << kd << " at " << i;
       ASSERT_EQ(out1[i], 1) << kd << " at " << i;
     }
@@ -314,8 +325,8 @@ TEST(CpuOps, LowPrecisionConversionsBitExact) {
     std::memcpy(&xv[i], &u, 4);
     if (i % 5 == 0) xv[i] = static_cast<float>(i) * 0.25f + 1.0f / 4096;
   }
-  const float sp[] = {65504.0f, 65520.0f, 65519.0f, 1e-8f, -6e-8f, 5.96e-8f, 2.98e-8f, NAN,
-                      -INFINITY, 1.00390625f, 1.01171875f, -0.0f, 3.0e38f, 1e-40f};
+  const float sp[] = {65504.0f, 65520.0f,  65519.0f,    1e-8f,       -6e-8f, 5.96e-8f, 2.98e-8f,
+                      NAN,      -INFINITY, 1.00390625f, 1.01171875f, -0.0f,  3.0e38f,  1e-40f};
   for (size_t i = 0; i < sizeof sp / sizeof sp[0]; ++i) xv[i * 3] = sp[i];
   std::vector<uint16_t> o16(n + 8, 0xabcd), ob16(n + 8, 0xabcd);
   std::vector<float> r16(n + 8, -1.0f), rb16(n + 8, -1.0f);

@@ -70,7 +70,7 @@ const char* kSigmoidScaleBias = R"(graph @t(s0 = 3) {
   return %2
 })";
 
-TEST(Lower, OneKernelPerFusibleOp) {
+TEST(FusionLower, OneKernelPerFusibleOp) {
   FusedGraph fg = lower(parse(kSigmoidScaleBias));
   ASSERT_EQ(fg.nodes.size(), 3u);
   EXPECT_EQ(fg.num_kernels(), 3);
@@ -89,7 +89,7 @@ TEST(Lower, OneKernelPerFusibleOp) {
   check_program(fg);
 }
 
-TEST(Lower, StridesAndBroadcastTensors) {
+TEST(FusionLower, StridesAndBroadcastTensors) {
   FusedGraph fg = lower(parse(R"(graph @t(s0 = 4) {
   %x = input() {index = 0} : f32[s0, 6] strides [1, s0]
   %g = input() {index = 1} : f32[6]
@@ -112,7 +112,7 @@ TEST(Lower, StridesAndBroadcastTensors) {
   check_program(fg);
 }
 
-TEST(Lower, MixedPrecisionComputesInF32) {
+TEST(FusionLower, MixedPrecisionComputesInF32) {
   FusedGraph fg = lower(parse(R"(graph @t() {
   %x = input() {index = 0} : f16[8]
   %c = const() {value = 0.5} : f16[]
@@ -138,7 +138,7 @@ TEST(Lower, MixedPrecisionComputesInF32) {
                                            "store:bf16", "output:bf16"}));
 }
 
-TEST(Lower, NonFusibleOpsAreOpaqueWithReason) {
+TEST(FusionLower, NonFusibleOpsAreOpaqueWithReason) {
   FusedGraph fg = lower(parse(R"(graph @t(s0 = 2) {
   %x = input() {index = 0} : f32[s0, 3]
   %d = input() {index = 1} : f64[3]
@@ -161,7 +161,7 @@ TEST(Lower, NonFusibleOpsAreOpaqueWithReason) {
   EXPECT_EQ(names(fg.source, fg.nodes[1].inputs), (std::vector<std::string>{"x", "0"}));
 }
 
-TEST(Lower, UnsupportedIntegerMath) {
+TEST(FusionLower, UnsupportedIntegerMath) {
   // Not a verified graph (the verifier rejects i64 add); lowering still explains it.
   graph::Graph g = graph::parse_graph(R"(graph @t() {
   %a = input() {index = 0} : i64[4]
@@ -173,7 +173,7 @@ TEST(Lower, UnsupportedIntegerMath) {
   EXPECT_EQ(fg.nodes[0].reason, "dtype i64 is not supported by generated kernels (add)");
 }
 
-TEST(Lower, RankZero) {
+TEST(FusionLower, RankZero) {
   FusedGraph fg = lower(parse(R"(graph @t() {
   %a = input() {index = 0} : f32[]
   %c = const() {value = 3} : f32[]
@@ -190,7 +190,7 @@ TEST(Lower, RankZero) {
   check_program(fuse(fg));
 }
 
-TEST(Fuse, SigmoidScaleBiasIsOneKernel) {
+TEST(FusionFuse, SigmoidScaleBiasIsOneKernel) {
   FusedGraph fg = fuse(lower(parse(kSigmoidScaleBias)));
   ASSERT_EQ(fg.nodes.size(), 1u);
   const FusedNode& k = fg.nodes[0];
@@ -204,7 +204,7 @@ TEST(Fuse, SigmoidScaleBiasIsOneKernel) {
   check_program(fg);
 }
 
-TEST(Fuse, AffineWithBroadcastIsOneKernel) {
+TEST(FusionFuse, AffineWithBroadcastIsOneKernel) {
   FusedGraph fg = fuse(lower(parse(R"(graph @t(s0 = 4) {
   %x = input() {index = 0} : f32[s0, 6] strides [1, s0]
   %gamma = input() {index = 1} : f32[6]
@@ -221,7 +221,7 @@ TEST(Fuse, AffineWithBroadcastIsOneKernel) {
   check_program(fg);
 }
 
-TEST(Fuse, ChainThroughOpaqueIsTwoKernels) {
+TEST(FusionFuse, ChainThroughOpaqueIsTwoKernels) {
   FusedGraph fg = fuse(lower(parse(R"(graph @t() {
   %x = input() {index = 0} : f32[8]
   %0 = exp(%x) : f32[8]
@@ -240,7 +240,7 @@ TEST(Fuse, ChainThroughOpaqueIsTwoKernels) {
   check_program(fg);
 }
 
-TEST(Fuse, ValueUsedByOpaqueAndInsideIsStoredOnce) {
+TEST(FusionFuse, ValueUsedByOpaqueAndInsideIsStoredOnce) {
   FusedGraph fg = fuse(lower(parse(R"(graph @t() {
   %x = input() {index = 0} : f32[8]
   %0 = exp(%x) : f32[8]
@@ -259,7 +259,7 @@ TEST(Fuse, ValueUsedByOpaqueAndInsideIsStoredOnce) {
   check_program(fg);
 }
 
-TEST(Fuse, DiamondThroughOpaqueIsRejectedAsCycle) {
+TEST(FusionFuse, DiamondThroughOpaqueIsRejectedAsCycle) {
   FusedGraph fg = fuse(lower(parse(R"(graph @t() {
   %x = input() {index = 0} : f32[8]
   %0 = exp(%x) : f32[8]
@@ -276,7 +276,7 @@ TEST(Fuse, DiamondThroughOpaqueIsRejectedAsCycle) {
   check_program(fg);
 }
 
-TEST(Fuse, DifferentShapesAreRejectedWithReason) {
+TEST(FusionFuse, DifferentShapesAreRejectedWithReason) {
   FusedGraph fg = fuse(lower(parse(R"(graph @t(s0 = 3) {
   %x = input() {index = 0} : f32[s0, 4]
   %y = input() {index = 1} : f32[4]
@@ -294,7 +294,7 @@ TEST(Fuse, DifferentShapesAreRejectedWithReason) {
   check_program(fg);
 }
 
-TEST(Fuse, GraphOutputUsedInsideKeepsItsStore) {
+TEST(FusionFuse, GraphOutputUsedInsideKeepsItsStore) {
   FusedGraph fg = fuse(lower(parse(R"(graph @t() {
   %x = input() {index = 0} : f32[8]
   %0 = exp(%x) : f32[8]
@@ -306,7 +306,7 @@ TEST(Fuse, GraphOutputUsedInsideKeepsItsStore) {
   check_program(fg);
 }
 
-TEST(Fuse, SiblingsShareOneLoad) {
+TEST(FusionFuse, SiblingsShareOneLoad) {
   FusedGraph fg = fuse(lower(parse(R"(graph @t() {
   %x = input() {index = 0} : f32[2, 8]
   %0 = exp(%x) : f32[2, 8]
@@ -320,7 +320,32 @@ TEST(Fuse, SiblingsShareOneLoad) {
   check_program(fg);
 }
 
-TEST(Fuse, MixedPrecisionIntermediateIsRoundedLikeEager) {
+TEST(FusionFuse, SiblingReports) {
+  // %w feeds two layers separated by an opaque op: those siblings depend on each other and are
+  // not reported; %w's reader of another shape is.
+  FusedGraph fg = fuse(lower(parse(R"(graph @t() {
+  %x = input() {index = 0} : f32[2, 8]
+  %w = input() {index = 1} : f32[8]
+  %0 = broadcast(%w) : f32[2, 8]
+  %1 = mul(%x, %0) : f32[2, 8]
+  %2 = opaque(%1) {target = "test.neg"} : f32[2, 8]
+  %3 = broadcast(%w) : f32[2, 8]
+  %4 = add(%2, %3) : f32[2, 8]
+  %5 = exp(%w) : f32[8]
+  return %4, %5
+})")));
+  EXPECT_EQ(fg.num_kernels(), 3);
+  ASSERT_EQ(fg.rejected.size(), 1u);
+  EXPECT_TRUE(fg.rejected[0].sibling);
+  EXPECT_EQ(fg.rejected[0].producer, "%4");
+  EXPECT_EQ(fg.rejected[0].consumer, "%5");
+  EXPECT_EQ(fg.rejected[0].reason, "different loop axes [2, 8] vs [8]");
+  EXPECT_NE(print(fg).find("\n  rejected siblings %4, %5: different loop axes [2, 8] vs [8]\n"),
+            std::string::npos);
+  check_program(fg);
+}
+
+TEST(FusionFuse, MixedPrecisionIntermediateIsRoundedLikeEager) {
   FusedGraph fg = fuse(lower(parse(R"(graph @t() {
   %x = input() {index = 0} : f16[8]
   %0 = exp(%x) : f16[8]
@@ -335,7 +360,7 @@ TEST(Fuse, MixedPrecisionIntermediateIsRoundedLikeEager) {
                                            "cast:f16", "cast:f32", "store:f32", "output:f32"}));
 }
 
-TEST(Fuse, LimitsAndDisabled) {
+TEST(FusionFuse, LimitsAndDisabled) {
   const char* text = R"(graph @t() {
   %a = input() {index = 0} : f32[8]
   %b = input() {index = 1} : f32[8]
@@ -371,7 +396,7 @@ TEST(Fuse, LimitsAndDisabled) {
   check_program(fg);
 }
 
-TEST(CanFuse, ReasonsAndOrderContract) {
+TEST(FusionCanFuse, ReasonsAndOrderContract) {
   FusedGraph fg = lower(parse(R"(graph @t() {
   %x = input() {index = 0} : f32[8]
   %0 = exp(%x) : f32[8]
@@ -394,7 +419,7 @@ TEST(CanFuse, ReasonsAndOrderContract) {
             "fusing %0 into %2 would create a cycle through %1");
 }
 
-TEST(Merge, KeepsDenseIndicesAndDropsInternalStores) {
+TEST(FusionMerge, KeepsDenseIndicesAndDropsInternalStores) {
   FusedGraph fg = lower(parse(kSigmoidScaleBias));
   FusedNode m = merge_kernels(fg, 0, 1);  // %0 -> %1; %2 still reads %1
   EXPECT_EQ(names(fg.source, m.ops), (std::vector<std::string>{"0", "1"}));
@@ -407,7 +432,7 @@ TEST(Merge, KeepsDenseIndicesAndDropsInternalStores) {
   ascir::verify(s.kernel);
 }
 
-TEST(Printer, FusedGraphText) {
+TEST(FusionPrinter, FusedGraphText) {
   FusedGraph fg = fuse(lower(parse(R"(graph @t() {
   %x = input() {index = 0} : f32[8]
   %0 = exp(%x) : f32[8]
@@ -433,7 +458,7 @@ TEST(Printer, FusedGraphText) {
 
 /// Random DAGs of f32 elementwise/broadcast ops over two shapes, with opaque ops mixed in:
 /// the fused program must match eager, every kernel must verify, the order must stay valid.
-TEST(Fuse, RandomGraphsMatchEager) {
+TEST(FusionFuse, RandomGraphsMatchEager) {
   const char* unary[] = {"exp", "neg", "tanh", "relu", "abs"};
   const char* binary[] = {"add", "sub", "mul", "maximum"};
   int lowered_kernels = 0, fused_kernels = 0;

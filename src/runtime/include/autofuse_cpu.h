@@ -39,10 +39,16 @@ AF_INLINE int64_t af_mod(int64_t a, int64_t b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 /* Integer minimum and maximum. */
-AF_INLINE int64_t af_min(int64_t a, int64_t b) { return a < b ? a : b; }
-AF_INLINE int64_t af_max(int64_t a, int64_t b) { return a > b ? a : b; }
+AF_INLINE int64_t af_min(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+AF_INLINE int64_t af_max(int64_t a, int64_t b) {
+  return a > b ? a : b;
+}
 /* ceil(a / b) for a >= 0, b > 0. */
-AF_INLINE int64_t af_ceildiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+AF_INLINE int64_t af_ceildiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512DQ__) && defined(__FMA__) && defined(__F16C__)

@@ -19,28 +19,40 @@ struct af_vm {
 };
 
 /* ---- constants ---- */
-AF_INLINE af_vf af_splat(float x) { return {_mm512_set1_ps(x)}; }
-AF_INLINE af_vm af_mask_splat(bool b) { return {static_cast<__mmask16>(b ? 0xffff : 0)}; }
+AF_INLINE af_vf af_splat(float x) {
+  return {_mm512_set1_ps(x)};
+}
+AF_INLINE af_vm af_mask_splat(bool b) {
+  return {static_cast<__mmask16>(b ? 0xffff : 0)};
+}
 /* Lanes [0, n) set, for 0 <= n <= 16. */
 AF_INLINE __mmask16 af_first_lanes_(int64_t n) {
   return static_cast<__mmask16>((1u << static_cast<unsigned>(n)) - 1u);
 }
 
 /* ---- f32 memory ---- */
-AF_INLINE af_vf af_load_f32(const float* p) { return {_mm512_loadu_ps(p)}; }
+AF_INLINE af_vf af_load_f32(const float* p) {
+  return {_mm512_loadu_ps(p)};
+}
 /* Lanes [0, n) from p, the rest 0; never touches p[n..15]. */
 AF_INLINE af_vf af_load_f32_n(const float* p, int64_t n) {
   return {_mm512_maskz_loadu_ps(af_first_lanes_(n), p)};
 }
-AF_INLINE void af_store_f32(float* p, af_vf v) { _mm512_storeu_ps(p, v.v); }
+AF_INLINE void af_store_f32(float* p, af_vf v) {
+  _mm512_storeu_ps(p, v.v);
+}
 /* Writes lanes [0, n) only. */
 AF_INLINE void af_store_f32_n(float* p, af_vf v, int64_t n) {
   _mm512_mask_storeu_ps(p, af_first_lanes_(n), v.v);
 }
 /* Non-temporal store of a full vector to a 64-byte aligned address. */
-AF_INLINE void af_stream_f32(float* p, af_vf v) { _mm512_stream_ps(p, v.v); }
+AF_INLINE void af_stream_f32(float* p, af_vf v) {
+  _mm512_stream_ps(p, v.v);
+}
 /* Orders earlier non-temporal stores before later stores. */
-AF_INLINE void af_stream_fence() { _mm_sfence(); }
+AF_INLINE void af_stream_fence() {
+  _mm_sfence();
+}
 
 /* ---- f16 and bf16 memory (uint16_t storage, computed in f32) ---- */
 AF_INLINE af_vf af_load_f16(const uint16_t* p) {
@@ -61,16 +73,25 @@ AF_INLINE af_vf af_load_bf16(const uint16_t* p) {
 AF_INLINE __m512i af_bf16_lanes_(af_vf v) {
   __m512i b = _mm512_castps_si512(v.v);
   __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
-  __m512i r = _mm512_srli_epi32(
-      _mm512_add_epi32(b, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  __m512i r =
+      _mm512_srli_epi32(_mm512_add_epi32(b, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
   __mmask16 nan = _mm512_cmp_ps_mask(v.v, v.v, _CMP_UNORD_Q);
   return _mm512_mask_blend_epi32(nan, r, _mm512_set1_epi32(0x7fc0));
 }
 AF_INLINE void af_store_bf16(uint16_t* p, af_vf v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(af_bf16_lanes_(v)));
 }
+/* Non-temporal stores of a full vector to a 32-byte aligned address. */
+AF_INLINE void af_stream_f16(uint16_t* p, af_vf v) {
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(p), af_f16_bits_(v));
+}
+AF_INLINE void af_stream_bf16(uint16_t* p, af_vf v) {
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(af_bf16_lanes_(v)));
+}
 /* The f32 value nearest each lane that f16 / bf16 can hold (a cast to f16/bf16 kept in f32). */
-AF_INLINE af_vf af_round_f16(af_vf v) { return {_mm512_cvtph_ps(af_f16_bits_(v))}; }
+AF_INLINE af_vf af_round_f16(af_vf v) {
+  return {_mm512_cvtph_ps(af_f16_bits_(v))};
+}
 AF_INLINE af_vf af_round_bf16(af_vf v) {
   return {_mm512_castsi512_ps(_mm512_slli_epi32(af_bf16_lanes_(v), 16))};
 }
@@ -85,14 +106,28 @@ AF_INLINE void af_store_bool(uint8_t* p, af_vm m) {
 }
 
 /* ---- arithmetic (IEEE, one rounding each) ---- */
-AF_INLINE af_vf af_add(af_vf a, af_vf b) { return {_mm512_add_ps(a.v, b.v)}; }
-AF_INLINE af_vf af_sub(af_vf a, af_vf b) { return {_mm512_sub_ps(a.v, b.v)}; }
-AF_INLINE af_vf af_mul(af_vf a, af_vf b) { return {_mm512_mul_ps(a.v, b.v)}; }
-AF_INLINE af_vf af_div(af_vf a, af_vf b) { return {_mm512_div_ps(a.v, b.v)}; }
-AF_INLINE af_vf af_sqrt(af_vf a) { return {_mm512_sqrt_ps(a.v)}; }
+AF_INLINE af_vf af_add(af_vf a, af_vf b) {
+  return {_mm512_add_ps(a.v, b.v)};
+}
+AF_INLINE af_vf af_sub(af_vf a, af_vf b) {
+  return {_mm512_sub_ps(a.v, b.v)};
+}
+AF_INLINE af_vf af_mul(af_vf a, af_vf b) {
+  return {_mm512_mul_ps(a.v, b.v)};
+}
+AF_INLINE af_vf af_div(af_vf a, af_vf b) {
+  return {_mm512_div_ps(a.v, b.v)};
+}
+AF_INLINE af_vf af_sqrt(af_vf a) {
+  return {_mm512_sqrt_ps(a.v)};
+}
 /* x86 max/min: the second operand when either is NaN or both are zero. */
-AF_INLINE af_vf af_max_x86_(af_vf a, af_vf b) { return {_mm512_max_ps(a.v, b.v)}; }
-AF_INLINE af_vf af_min_x86_(af_vf a, af_vf b) { return {_mm512_min_ps(a.v, b.v)}; }
+AF_INLINE af_vf af_max_x86_(af_vf a, af_vf b) {
+  return {_mm512_max_ps(a.v, b.v)};
+}
+AF_INLINE af_vf af_min_x86_(af_vf a, af_vf b) {
+  return {_mm512_min_ps(a.v, b.v)};
+}
 AF_INLINE af_vf af_floor(af_vf a) {
   return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)};
 }
@@ -107,29 +142,57 @@ AF_INLINE af_vf af_round(af_vf a) {
   return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
 }
 /* Bitwise operations on the float bits (sign tricks; AVX512DQ). */
-AF_INLINE af_vf af_bits_and_(af_vf a, af_vf b) { return {_mm512_and_ps(a.v, b.v)}; }
-AF_INLINE af_vf af_bits_or_(af_vf a, af_vf b) { return {_mm512_or_ps(a.v, b.v)}; }
-AF_INLINE af_vf af_bits_xor_(af_vf a, af_vf b) { return {_mm512_xor_ps(a.v, b.v)}; }
+AF_INLINE af_vf af_bits_and_(af_vf a, af_vf b) {
+  return {_mm512_and_ps(a.v, b.v)};
+}
+AF_INLINE af_vf af_bits_or_(af_vf a, af_vf b) {
+  return {_mm512_or_ps(a.v, b.v)};
+}
+AF_INLINE af_vf af_bits_xor_(af_vf a, af_vf b) {
+  return {_mm512_xor_ps(a.v, b.v)};
+}
 /* ~a & b */
-AF_INLINE af_vf af_bits_andnot_(af_vf a, af_vf b) { return {_mm512_andnot_ps(a.v, b.v)}; }
+AF_INLINE af_vf af_bits_andnot_(af_vf a, af_vf b) {
+  return {_mm512_andnot_ps(a.v, b.v)};
+}
 
 /* ---- comparisons (ordered, except ne: true when either is NaN, like torch) ---- */
-AF_INLINE af_vm af_eq(af_vf a, af_vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_EQ_OQ)}; }
-AF_INLINE af_vm af_ne(af_vf a, af_vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_NEQ_UQ)}; }
-AF_INLINE af_vm af_lt(af_vf a, af_vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ)}; }
-AF_INLINE af_vm af_le(af_vf a, af_vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_LE_OQ)}; }
-AF_INLINE af_vm af_gt(af_vf a, af_vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ)}; }
-AF_INLINE af_vm af_ge(af_vf a, af_vf b) { return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GE_OQ)}; }
+AF_INLINE af_vm af_eq(af_vf a, af_vf b) {
+  return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_EQ_OQ)};
+}
+AF_INLINE af_vm af_ne(af_vf a, af_vf b) {
+  return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_NEQ_UQ)};
+}
+AF_INLINE af_vm af_lt(af_vf a, af_vf b) {
+  return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_LT_OQ)};
+}
+AF_INLINE af_vm af_le(af_vf a, af_vf b) {
+  return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_LE_OQ)};
+}
+AF_INLINE af_vm af_gt(af_vf a, af_vf b) {
+  return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GT_OQ)};
+}
+AF_INLINE af_vm af_ge(af_vf a, af_vf b) {
+  return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_GE_OQ)};
+}
 /* True where a or b is NaN. */
 AF_INLINE af_vm af_unordered_(af_vf a, af_vf b) {
   return {_mm512_cmp_ps_mask(a.v, b.v, _CMP_UNORD_Q)};
 }
 
 /* ---- masks ---- */
-AF_INLINE af_vm af_mask_and_(af_vm a, af_vm b) { return {static_cast<__mmask16>(a.m & b.m)}; }
-AF_INLINE af_vm af_mask_or_(af_vm a, af_vm b) { return {static_cast<__mmask16>(a.m | b.m)}; }
-AF_INLINE af_vm af_mask_xor_(af_vm a, af_vm b) { return {static_cast<__mmask16>(a.m ^ b.m)}; }
-AF_INLINE af_vm af_mask_not_(af_vm a) { return {static_cast<__mmask16>(~a.m)}; }
+AF_INLINE af_vm af_mask_and_(af_vm a, af_vm b) {
+  return {static_cast<__mmask16>(a.m & b.m)};
+}
+AF_INLINE af_vm af_mask_or_(af_vm a, af_vm b) {
+  return {static_cast<__mmask16>(a.m | b.m)};
+}
+AF_INLINE af_vm af_mask_xor_(af_vm a, af_vm b) {
+  return {static_cast<__mmask16>(a.m ^ b.m)};
+}
+AF_INLINE af_vm af_mask_not_(af_vm a) {
+  return {static_cast<__mmask16>(~a.m)};
+}
 /* m ? a : b per lane. */
 AF_INLINE af_vf af_select_(af_vm m, af_vf a, af_vf b) {
   return {_mm512_mask_blend_ps(m.m, b.v, a.v)};
@@ -138,7 +201,9 @@ AF_INLINE af_vm af_mask_select_(af_vm m, af_vm a, af_vm b) {
   return {static_cast<__mmask16>((m.m & a.m) | (~m.m & b.m))};
 }
 /* 1.0 where m, else 0.0. */
-AF_INLINE af_vf af_mask_to_f32_(af_vm m) { return {_mm512_maskz_mov_ps(m.m, _mm512_set1_ps(1.0f))}; }
+AF_INLINE af_vf af_mask_to_f32_(af_vm m) {
+  return {_mm512_maskz_mov_ps(m.m, _mm512_set1_ps(1.0f))};
+}
 
 /* ---- transcendentals: SLEEF, 1.0-ULP variants ---- */
 /* exp: SLEEF's expf u10 kernel (sleefsimdsp.c xexpf, FMA build) transcribed inline, as in the
@@ -166,16 +231,36 @@ AF_INLINE af_vf af_exp(af_vf a) {
   return {_mm512_mask_blend_ps(_mm512_cmp_ps_mask(_mm512_set1_ps(100.0f), d, _CMP_LT_OQ), u,
                                _mm512_set1_ps(__builtin_inff()))};
 }
-AF_INLINE af_vf af_exp2(af_vf a) { return {Sleef_exp2f16_u10avx512f(a.v)}; }
-AF_INLINE af_vf af_expm1(af_vf a) { return {Sleef_expm1f16_u10avx512f(a.v)}; }
-AF_INLINE af_vf af_log(af_vf a) { return {Sleef_logf16_u10avx512f(a.v)}; }
-AF_INLINE af_vf af_log1p(af_vf a) { return {Sleef_log1pf16_u10avx512f(a.v)}; }
-AF_INLINE af_vf af_tanh(af_vf a) { return {Sleef_tanhf16_u10avx512f(a.v)}; }
-AF_INLINE af_vf af_erf(af_vf a) { return {Sleef_erff16_u10avx512f(a.v)}; }
-AF_INLINE af_vf af_sin(af_vf a) { return {Sleef_sinf16_u10avx512f(a.v)}; }
-AF_INLINE af_vf af_cos(af_vf a) { return {Sleef_cosf16_u10avx512f(a.v)}; }
-AF_INLINE af_vf af_pow(af_vf a, af_vf b) { return {Sleef_powf16_u10avx512f(a.v, b.v)}; }
+AF_INLINE af_vf af_exp2(af_vf a) {
+  return {Sleef_exp2f16_u10avx512f(a.v)};
+}
+AF_INLINE af_vf af_expm1(af_vf a) {
+  return {Sleef_expm1f16_u10avx512f(a.v)};
+}
+AF_INLINE af_vf af_log(af_vf a) {
+  return {Sleef_logf16_u10avx512f(a.v)};
+}
+AF_INLINE af_vf af_log1p(af_vf a) {
+  return {Sleef_log1pf16_u10avx512f(a.v)};
+}
+AF_INLINE af_vf af_tanh(af_vf a) {
+  return {Sleef_tanhf16_u10avx512f(a.v)};
+}
+AF_INLINE af_vf af_erf(af_vf a) {
+  return {Sleef_erff16_u10avx512f(a.v)};
+}
+AF_INLINE af_vf af_sin(af_vf a) {
+  return {Sleef_sinf16_u10avx512f(a.v)};
+}
+AF_INLINE af_vf af_cos(af_vf a) {
+  return {Sleef_cosf16_u10avx512f(a.v)};
+}
+AF_INLINE af_vf af_pow(af_vf a, af_vf b) {
+  return {Sleef_powf16_u10avx512f(a.v, b.v)};
+}
 /* C fmod (exact). */
-AF_INLINE af_vf af_fmod_(af_vf a, af_vf b) { return {Sleef_fmodf16_avx512f(a.v, b.v)}; }
+AF_INLINE af_vf af_fmod_(af_vf a, af_vf b) {
+  return {Sleef_fmodf16_avx512f(a.v, b.v)};
+}
 
 #endif /* AUTOFUSE_CPU_AVX512_H */

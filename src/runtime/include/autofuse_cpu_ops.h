@@ -6,6 +6,7 @@
  *       af_gather_T(p, s)       af_gather_T_n(p, s, n)        lane i from p[i * s]
  *       af_scatter_T(p, s, v)   af_scatter_T_n(p, s, v, n)
  *       af_load1_T(p)                                         p[0] in every lane
+ *       af_stream_T(p, v)       (T != bool)                    non-temporal, p aligned to a vector
  *     Partial and strided accesses go through a small stack buffer, so no access ever touches
  *     an element outside [0, n).
  *   - casts af_to_f32 / af_to_f16 / af_to_bf16 / af_to_bool (f16/bf16 values live in f32 lanes,
@@ -16,24 +17,28 @@
 #define AUTOFUSE_CPU_OPS_H
 
 /* ---- memory access through a stack buffer ---- */
-#define AF_BUFFERED_ACCESS(T, E, V)                                                      \
-  AF_INLINE V af_gather_##T##_n(const E* p, int64_t s, int64_t n) {                      \
-    E buf[AF_LANES];                                                                     \
-    memset(buf, 0, sizeof buf);                                                          \
-    for (int64_t i = 0; i < n && i < AF_LANES; ++i) buf[i] = p[i * s];                   \
-    return af_load_##T(buf);                                                             \
-  }                                                                                      \
-  AF_INLINE V af_gather_##T(const E* p, int64_t s) { return af_gather_##T##_n(p, s, AF_LANES); } \
-  AF_INLINE void af_scatter_##T##_n(E* p, int64_t s, V v, int64_t n) {                   \
-    E buf[AF_LANES];                                                                     \
-    af_store_##T(buf, v);                                                                \
-    for (int64_t i = 0; i < n && i < AF_LANES; ++i) p[i * s] = buf[i];                   \
-  }                                                                                      \
-  AF_INLINE void af_scatter_##T(E* p, int64_t s, V v) { af_scatter_##T##_n(p, s, v, AF_LANES); } \
-  AF_INLINE V af_load1_##T(const E* p) {                                                 \
-    E buf[AF_LANES];                                                                     \
-    for (int i = 0; i < AF_LANES; ++i) buf[i] = p[0];                                    \
-    return af_load_##T(buf);                                                             \
+#define AF_BUFFERED_ACCESS(T, E, V)                                    \
+  AF_INLINE V af_gather_##T##_n(const E* p, int64_t s, int64_t n) {    \
+    E buf[AF_LANES];                                                   \
+    memset(buf, 0, sizeof buf);                                        \
+    for (int64_t i = 0; i < n && i < AF_LANES; ++i) buf[i] = p[i * s]; \
+    return af_load_##T(buf);                                           \
+  }                                                                    \
+  AF_INLINE V af_gather_##T(const E* p, int64_t s) {                   \
+    return af_gather_##T##_n(p, s, AF_LANES);                          \
+  }                                                                    \
+  AF_INLINE void af_scatter_##T##_n(E* p, int64_t s, V v, int64_t n) { \
+    E buf[AF_LANES];                                                   \
+    af_store_##T(buf, v);                                              \
+    for (int64_t i = 0; i < n && i < AF_LANES; ++i) p[i * s] = buf[i]; \
+  }                                                                    \
+  AF_INLINE void af_scatter_##T(E* p, int64_t s, V v) {                \
+    af_scatter_##T##_n(p, s, v, AF_LANES);                             \
+  }                                                                    \
+  AF_INLINE V af_load1_##T(const E* p) {                               \
+    E buf[AF_LANES];                                                   \
+    for (int i = 0; i < AF_LANES; ++i) buf[i] = p[0];                  \
+    return af_load_##T(buf);                                           \
   }
 
 AF_BUFFERED_ACCESS(f32, float, af_vf)
@@ -43,16 +48,16 @@ AF_BUFFERED_ACCESS(bool, uint8_t, af_vm)
 #undef AF_BUFFERED_ACCESS
 
 /* Partial contiguous access for the narrow types (f32 has masked forms in the ISA layer). */
-#define AF_PARTIAL_ACCESS(T, E, V)                                              \
-  AF_INLINE V af_load_##T##_n(const E* p, int64_t n) {                          \
-    E buf[AF_LANES];                                                            \
-    memset(buf, 0, sizeof buf);                                                 \
+#define AF_PARTIAL_ACCESS(T, E, V)                                                \
+  AF_INLINE V af_load_##T##_n(const E* p, int64_t n) {                            \
+    E buf[AF_LANES];                                                              \
+    memset(buf, 0, sizeof buf);                                                   \
     memcpy(buf, p, static_cast<size_t>(n < AF_LANES ? n : AF_LANES) * sizeof(E)); \
-    return af_load_##T(buf);                                                    \
-  }                                                                             \
-  AF_INLINE void af_store_##T##_n(E* p, V v, int64_t n) {                       \
-    E buf[AF_LANES];                                                            \
-    af_store_##T(buf, v);                                                       \
+    return af_load_##T(buf);                                                      \
+  }                                                                               \
+  AF_INLINE void af_store_##T##_n(E* p, V v, int64_t n) {                         \
+    E buf[AF_LANES];                                                              \
+    af_store_##T(buf, v);                                                         \
     memcpy(p, buf, static_cast<size_t>(n < AF_LANES ? n : AF_LANES) * sizeof(E)); \
   }
 
@@ -61,24 +66,55 @@ AF_PARTIAL_ACCESS(bf16, uint16_t, af_vf)
 AF_PARTIAL_ACCESS(bool, uint8_t, af_vm)
 #undef AF_PARTIAL_ACCESS
 
+/* Whether p is a multiple of `bytes` (a power of two): the condition for af_stream_T. */
+AF_INLINE bool af_is_aligned(const void* p, int64_t bytes) {
+  return (reinterpret_cast<uintptr_t>(p) & static_cast<uintptr_t>(bytes - 1)) == 0;
+}
+
 /* ---- casts (the value a PyTorch .to(dtype) would give, held in f32 lanes or a mask) ---- */
-AF_INLINE af_vf af_to_f32(af_vf v) { return v; }
-AF_INLINE af_vf af_to_f32(af_vm m) { return af_mask_to_f32_(m); }
-AF_INLINE af_vf af_to_f16(af_vf v) { return af_round_f16(v); }
-AF_INLINE af_vf af_to_f16(af_vm m) { return af_mask_to_f32_(m); }
-AF_INLINE af_vf af_to_bf16(af_vf v) { return af_round_bf16(v); }
-AF_INLINE af_vf af_to_bf16(af_vm m) { return af_mask_to_f32_(m); }
+AF_INLINE af_vf af_to_f32(af_vf v) {
+  return v;
+}
+AF_INLINE af_vf af_to_f32(af_vm m) {
+  return af_mask_to_f32_(m);
+}
+AF_INLINE af_vf af_to_f16(af_vf v) {
+  return af_round_f16(v);
+}
+AF_INLINE af_vf af_to_f16(af_vm m) {
+  return af_mask_to_f32_(m);
+}
+AF_INLINE af_vf af_to_bf16(af_vf v) {
+  return af_round_bf16(v);
+}
+AF_INLINE af_vf af_to_bf16(af_vm m) {
+  return af_mask_to_f32_(m);
+}
 /* Nonzero (NaN included) is true, as in torch. */
-AF_INLINE af_vm af_to_bool(af_vf v) { return af_ne(v, af_splat(0.0f)); }
-AF_INLINE af_vm af_to_bool(af_vm m) { return m; }
+AF_INLINE af_vm af_to_bool(af_vf v) {
+  return af_ne(v, af_splat(0.0f));
+}
+AF_INLINE af_vm af_to_bool(af_vm m) {
+  return m;
+}
 
 /* ---- arithmetic ---- */
-AF_INLINE af_vf af_neg(af_vf a) { return af_bits_xor_(a, af_splat(-0.0f)); }
-AF_INLINE af_vf af_abs(af_vf a) { return af_bits_andnot_(af_splat(-0.0f), a); }
-AF_INLINE af_vf af_reciprocal(af_vf a) { return af_div(af_splat(1.0f), a); }
-AF_INLINE af_vf af_rsqrt(af_vf a) { return af_div(af_splat(1.0f), af_sqrt(a)); }
+AF_INLINE af_vf af_neg(af_vf a) {
+  return af_bits_xor_(a, af_splat(-0.0f));
+}
+AF_INLINE af_vf af_abs(af_vf a) {
+  return af_bits_andnot_(af_splat(-0.0f), a);
+}
+AF_INLINE af_vf af_reciprocal(af_vf a) {
+  return af_div(af_splat(1.0f), a);
+}
+AF_INLINE af_vf af_rsqrt(af_vf a) {
+  return af_div(af_splat(1.0f), af_sqrt(a));
+}
 /* trunc(a / b): torch's rounding_mode="trunc". */
-AF_INLINE af_vf af_div_trunc(af_vf a, af_vf b) { return af_trunc(af_div(a, b)); }
+AF_INLINE af_vf af_div_trunc(af_vf a, af_vf b) {
+  return af_trunc(af_div(a, b));
+}
 /* torch's rounding_mode="floor" for floats (div_floor_floating_vec): the quotient of a - fmod(a,
  * b), corrected to the floor, with torch's zero-sign and b == 0 rules. */
 AF_INLINE af_vf af_div_floor(af_vf a, af_vf b) {
@@ -87,7 +123,8 @@ AF_INLINE af_vf af_div_floor(af_vf a, af_vf b) {
   const af_vf mod = af_fmod_(a, b);
   const af_vm fix = af_mask_and_(af_eq(af_abs(basic), inf), af_ne(af_abs(a), inf));
   af_vf div = af_div(af_select_(fix, a, af_sub(a, mod)), b);
-  const af_vm adjust = af_mask_and_(af_ne(mod, zero), af_mask_xor_(af_lt(b, zero), af_lt(mod, zero)));
+  const af_vm adjust =
+      af_mask_and_(af_ne(mod, zero), af_mask_xor_(af_lt(b, zero), af_lt(mod, zero)));
   div = af_select_(adjust, af_sub(div, one), div);
   af_vf fl = af_floor(div);
   fl = af_select_(af_gt(af_sub(div, fl), af_splat(0.5f)), af_add(fl, one), fl);
@@ -102,13 +139,21 @@ AF_INLINE af_vf af_maximum(af_vf a, af_vf b) {
 AF_INLINE af_vf af_minimum(af_vf a, af_vf b) {
   return af_select_(af_unordered_(a, b), af_add(a, b), af_min_x86_(a, b));
 }
-AF_INLINE af_vf af_clamp_min(af_vf x, af_vf lo) { return af_maximum(x, lo); }
-AF_INLINE af_vf af_clamp_max(af_vf x, af_vf hi) { return af_minimum(x, hi); }
-AF_INLINE af_vf af_clamp(af_vf x, af_vf lo, af_vf hi) { return af_minimum(af_maximum(x, lo), hi); }
+AF_INLINE af_vf af_clamp_min(af_vf x, af_vf lo) {
+  return af_maximum(x, lo);
+}
+AF_INLINE af_vf af_clamp_max(af_vf x, af_vf hi) {
+  return af_minimum(x, hi);
+}
+AF_INLINE af_vf af_clamp(af_vf x, af_vf lo, af_vf hi) {
+  return af_minimum(af_maximum(x, lo), hi);
+}
 
 /* ---- activations (the operation order of ATen's vectorized CPU kernels) ---- */
 /* max(x, 0); relu(NaN) = NaN (x86 max returns its second operand on NaN). */
-AF_INLINE af_vf af_relu(af_vf x) { return af_max_x86_(af_splat(0.0f), x); }
+AF_INLINE af_vf af_relu(af_vf x) {
+  return af_max_x86_(af_splat(0.0f), x);
+}
 /* 1 / (1 + exp(-x)): exp(-x) overflows to inf for x < -88, giving exactly 0. */
 AF_INLINE af_vf af_sigmoid(af_vf x) {
   const af_vf one = af_splat(1.0f);
@@ -137,29 +182,67 @@ AF_INLINE af_vf af_sign(af_vf x) {
   const af_vf zero = af_splat(0.0f), one = af_splat(1.0f);
   return af_sub(af_select_(af_lt(zero, x), one, zero), af_select_(af_lt(x, zero), one, zero));
 }
-AF_INLINE af_vm af_isnan(af_vf x) { return af_unordered_(x, x); }
-AF_INLINE af_vm af_isinf(af_vf x) { return af_eq(af_abs(x), af_splat(__builtin_inff())); }
+AF_INLINE af_vm af_isnan(af_vf x) {
+  return af_unordered_(x, x);
+}
+AF_INLINE af_vm af_isinf(af_vf x) {
+  return af_eq(af_abs(x), af_splat(__builtin_inff()));
+}
 
 /* ---- selection ---- */
-AF_INLINE af_vf af_where(af_vm c, af_vf a, af_vf b) { return af_select_(c, a, b); }
-AF_INLINE af_vm af_where(af_vm c, af_vm a, af_vm b) { return af_mask_select_(c, a, b); }
-AF_INLINE af_vf af_where(af_vf c, af_vf a, af_vf b) { return af_select_(af_to_bool(c), a, b); }
+AF_INLINE af_vf af_where(af_vm c, af_vf a, af_vf b) {
+  return af_select_(c, a, b);
+}
+AF_INLINE af_vm af_where(af_vm c, af_vm a, af_vm b) {
+  return af_mask_select_(c, a, b);
+}
+AF_INLINE af_vf af_where(af_vf c, af_vf a, af_vf b) {
+  return af_select_(af_to_bool(c), a, b);
+}
 
 /* ---- boolean logic (bitwise_* on bool is the same as logical_*) ---- */
-AF_INLINE af_vm af_logical_and(af_vm a, af_vm b) { return af_mask_and_(a, b); }
-AF_INLINE af_vm af_logical_or(af_vm a, af_vm b) { return af_mask_or_(a, b); }
-AF_INLINE af_vm af_logical_xor(af_vm a, af_vm b) { return af_mask_xor_(a, b); }
-AF_INLINE af_vm af_logical_not(af_vm a) { return af_mask_not_(a); }
-AF_INLINE af_vm af_logical_and(af_vf a, af_vf b) { return af_mask_and_(af_to_bool(a), af_to_bool(b)); }
-AF_INLINE af_vm af_logical_or(af_vf a, af_vf b) { return af_mask_or_(af_to_bool(a), af_to_bool(b)); }
-AF_INLINE af_vm af_logical_xor(af_vf a, af_vf b) { return af_mask_xor_(af_to_bool(a), af_to_bool(b)); }
-AF_INLINE af_vm af_logical_not(af_vf a) { return af_mask_not_(af_to_bool(a)); }
-AF_INLINE af_vm af_bitwise_and(af_vm a, af_vm b) { return af_mask_and_(a, b); }
-AF_INLINE af_vm af_bitwise_or(af_vm a, af_vm b) { return af_mask_or_(a, b); }
-AF_INLINE af_vm af_bitwise_xor(af_vm a, af_vm b) { return af_mask_xor_(a, b); }
-AF_INLINE af_vm af_bitwise_not(af_vm a) { return af_mask_not_(a); }
+AF_INLINE af_vm af_logical_and(af_vm a, af_vm b) {
+  return af_mask_and_(a, b);
+}
+AF_INLINE af_vm af_logical_or(af_vm a, af_vm b) {
+  return af_mask_or_(a, b);
+}
+AF_INLINE af_vm af_logical_xor(af_vm a, af_vm b) {
+  return af_mask_xor_(a, b);
+}
+AF_INLINE af_vm af_logical_not(af_vm a) {
+  return af_mask_not_(a);
+}
+AF_INLINE af_vm af_logical_and(af_vf a, af_vf b) {
+  return af_mask_and_(af_to_bool(a), af_to_bool(b));
+}
+AF_INLINE af_vm af_logical_or(af_vf a, af_vf b) {
+  return af_mask_or_(af_to_bool(a), af_to_bool(b));
+}
+AF_INLINE af_vm af_logical_xor(af_vf a, af_vf b) {
+  return af_mask_xor_(af_to_bool(a), af_to_bool(b));
+}
+AF_INLINE af_vm af_logical_not(af_vf a) {
+  return af_mask_not_(af_to_bool(a));
+}
+AF_INLINE af_vm af_bitwise_and(af_vm a, af_vm b) {
+  return af_mask_and_(a, b);
+}
+AF_INLINE af_vm af_bitwise_or(af_vm a, af_vm b) {
+  return af_mask_or_(a, b);
+}
+AF_INLINE af_vm af_bitwise_xor(af_vm a, af_vm b) {
+  return af_mask_xor_(a, b);
+}
+AF_INLINE af_vm af_bitwise_not(af_vm a) {
+  return af_mask_not_(a);
+}
 /* Comparisons of bools. */
-AF_INLINE af_vm af_eq(af_vm a, af_vm b) { return af_mask_not_(af_mask_xor_(a, b)); }
-AF_INLINE af_vm af_ne(af_vm a, af_vm b) { return af_mask_xor_(a, b); }
+AF_INLINE af_vm af_eq(af_vm a, af_vm b) {
+  return af_mask_not_(af_mask_xor_(a, b));
+}
+AF_INLINE af_vm af_ne(af_vm a, af_vm b) {
+  return af_mask_xor_(a, b);
+}
 
 #endif /* AUTOFUSE_CPU_OPS_H */

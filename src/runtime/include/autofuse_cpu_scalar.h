@@ -30,18 +30,30 @@ AF_INLINE float af_float_of_(uint32_t u) {
 }
 
 /* ---- constants ---- */
-AF_INLINE af_vf af_splat(float x) { return {x}; }
-AF_INLINE af_vm af_mask_splat(bool b) { return {b}; }
+AF_INLINE af_vf af_splat(float x) {
+  return {x};
+}
+AF_INLINE af_vm af_mask_splat(bool b) {
+  return {b};
+}
 
 /* ---- f32 memory ---- */
-AF_INLINE af_vf af_load_f32(const float* p) { return {*p}; }
-AF_INLINE af_vf af_load_f32_n(const float* p, int64_t n) { return {n > 0 ? *p : 0.0f}; }
-AF_INLINE void af_store_f32(float* p, af_vf v) { *p = v.v; }
+AF_INLINE af_vf af_load_f32(const float* p) {
+  return {*p};
+}
+AF_INLINE af_vf af_load_f32_n(const float* p, int64_t n) {
+  return {n > 0 ? *p : 0.0f};
+}
+AF_INLINE void af_store_f32(float* p, af_vf v) {
+  *p = v.v;
+}
 AF_INLINE void af_store_f32_n(float* p, af_vf v, int64_t n) {
   if (n > 0) *p = v.v;
 }
 /* No non-temporal stores in the scalar layer. */
-AF_INLINE void af_stream_f32(float* p, af_vf v) { *p = v.v; }
+AF_INLINE void af_stream_f32(float* p, af_vf v) {
+  *p = v.v;
+}
 AF_INLINE void af_stream_fence() {}
 
 /* ---- f16 and bf16 conversions (round to nearest even; NaN stays NaN) ---- */
@@ -72,30 +84,62 @@ AF_INLINE uint16_t af_f32_to_bf16_(float f) {
   if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fc0u;
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
-AF_INLINE af_vf af_load_f16(const uint16_t* p) { return {af_f16_to_f32_(*p)}; }
-AF_INLINE void af_store_f16(uint16_t* p, af_vf v) { *p = af_f32_to_f16_(v.v); }
+AF_INLINE af_vf af_load_f16(const uint16_t* p) {
+  return {af_f16_to_f32_(*p)};
+}
+AF_INLINE void af_store_f16(uint16_t* p, af_vf v) {
+  *p = af_f32_to_f16_(v.v);
+}
 AF_INLINE af_vf af_load_bf16(const uint16_t* p) {
   return {af_float_of_(static_cast<uint32_t>(*p) << 16)};
 }
-AF_INLINE void af_store_bf16(uint16_t* p, af_vf v) { *p = af_f32_to_bf16_(v.v); }
-AF_INLINE af_vf af_round_f16(af_vf v) { return {af_f16_to_f32_(af_f32_to_f16_(v.v))}; }
+AF_INLINE void af_store_bf16(uint16_t* p, af_vf v) {
+  *p = af_f32_to_bf16_(v.v);
+}
+AF_INLINE void af_stream_f16(uint16_t* p, af_vf v) {
+  af_store_f16(p, v);
+}
+AF_INLINE void af_stream_bf16(uint16_t* p, af_vf v) {
+  af_store_bf16(p, v);
+}
+AF_INLINE af_vf af_round_f16(af_vf v) {
+  return {af_f16_to_f32_(af_f32_to_f16_(v.v))};
+}
 AF_INLINE af_vf af_round_bf16(af_vf v) {
   return {af_float_of_(static_cast<uint32_t>(af_f32_to_bf16_(v.v)) << 16)};
 }
 
 /* ---- bool memory ---- */
-AF_INLINE af_vm af_load_bool(const uint8_t* p) { return {*p != 0}; }
-AF_INLINE void af_store_bool(uint8_t* p, af_vm m) { *p = m.m ? 1 : 0; }
+AF_INLINE af_vm af_load_bool(const uint8_t* p) {
+  return {*p != 0};
+}
+AF_INLINE void af_store_bool(uint8_t* p, af_vm m) {
+  *p = m.m ? 1 : 0;
+}
 
 /* ---- arithmetic ---- */
-AF_INLINE af_vf af_add(af_vf a, af_vf b) { return {a.v + b.v}; }
-AF_INLINE af_vf af_sub(af_vf a, af_vf b) { return {a.v - b.v}; }
-AF_INLINE af_vf af_mul(af_vf a, af_vf b) { return {a.v * b.v}; }
-AF_INLINE af_vf af_div(af_vf a, af_vf b) { return {a.v / b.v}; }
-AF_INLINE af_vf af_sqrt(af_vf a) { return {__builtin_sqrtf(a.v)}; }
+AF_INLINE af_vf af_add(af_vf a, af_vf b) {
+  return {a.v + b.v};
+}
+AF_INLINE af_vf af_sub(af_vf a, af_vf b) {
+  return {a.v - b.v};
+}
+AF_INLINE af_vf af_mul(af_vf a, af_vf b) {
+  return {a.v * b.v};
+}
+AF_INLINE af_vf af_div(af_vf a, af_vf b) {
+  return {a.v / b.v};
+}
+AF_INLINE af_vf af_sqrt(af_vf a) {
+  return {__builtin_sqrtf(a.v)};
+}
 /* x86 max/min semantics: the second operand when either is NaN or both are zero. */
-AF_INLINE af_vf af_max_x86_(af_vf a, af_vf b) { return {a.v > b.v ? a.v : b.v}; }
-AF_INLINE af_vf af_min_x86_(af_vf a, af_vf b) { return {a.v < b.v ? a.v : b.v}; }
+AF_INLINE af_vf af_max_x86_(af_vf a, af_vf b) {
+  return {a.v > b.v ? a.v : b.v};
+}
+AF_INLINE af_vf af_min_x86_(af_vf a, af_vf b) {
+  return {a.v < b.v ? a.v : b.v};
+}
 /* Integral values pass through (|x| >= 2^23, inf, NaN); others truncate through int32. */
 AF_INLINE af_vf af_trunc(af_vf a) {
   if (!(a.v > -8388608.0f && a.v < 8388608.0f)) return a;
@@ -133,34 +177,84 @@ AF_INLINE af_vf af_bits_andnot_(af_vf a, af_vf b) {
 }
 
 /* ---- comparisons ---- */
-AF_INLINE af_vm af_eq(af_vf a, af_vf b) { return {a.v == b.v}; }
-AF_INLINE af_vm af_ne(af_vf a, af_vf b) { return {!(a.v == b.v)}; }
-AF_INLINE af_vm af_lt(af_vf a, af_vf b) { return {a.v < b.v}; }
-AF_INLINE af_vm af_le(af_vf a, af_vf b) { return {a.v <= b.v}; }
-AF_INLINE af_vm af_gt(af_vf a, af_vf b) { return {a.v > b.v}; }
-AF_INLINE af_vm af_ge(af_vf a, af_vf b) { return {a.v >= b.v}; }
-AF_INLINE af_vm af_unordered_(af_vf a, af_vf b) { return {a.v != a.v || b.v != b.v}; }
+AF_INLINE af_vm af_eq(af_vf a, af_vf b) {
+  return {a.v == b.v};
+}
+AF_INLINE af_vm af_ne(af_vf a, af_vf b) {
+  return {!(a.v == b.v)};
+}
+AF_INLINE af_vm af_lt(af_vf a, af_vf b) {
+  return {a.v < b.v};
+}
+AF_INLINE af_vm af_le(af_vf a, af_vf b) {
+  return {a.v <= b.v};
+}
+AF_INLINE af_vm af_gt(af_vf a, af_vf b) {
+  return {a.v > b.v};
+}
+AF_INLINE af_vm af_ge(af_vf a, af_vf b) {
+  return {a.v >= b.v};
+}
+AF_INLINE af_vm af_unordered_(af_vf a, af_vf b) {
+  return {a.v != a.v || b.v != b.v};
+}
 
 /* ---- masks ---- */
-AF_INLINE af_vm af_mask_and_(af_vm a, af_vm b) { return {a.m && b.m}; }
-AF_INLINE af_vm af_mask_or_(af_vm a, af_vm b) { return {a.m || b.m}; }
-AF_INLINE af_vm af_mask_xor_(af_vm a, af_vm b) { return {a.m != b.m}; }
-AF_INLINE af_vm af_mask_not_(af_vm a) { return {!a.m}; }
-AF_INLINE af_vf af_select_(af_vm m, af_vf a, af_vf b) { return m.m ? a : b; }
-AF_INLINE af_vm af_mask_select_(af_vm m, af_vm a, af_vm b) { return m.m ? a : b; }
-AF_INLINE af_vf af_mask_to_f32_(af_vm m) { return {m.m ? 1.0f : 0.0f}; }
+AF_INLINE af_vm af_mask_and_(af_vm a, af_vm b) {
+  return {a.m && b.m};
+}
+AF_INLINE af_vm af_mask_or_(af_vm a, af_vm b) {
+  return {a.m || b.m};
+}
+AF_INLINE af_vm af_mask_xor_(af_vm a, af_vm b) {
+  return {a.m != b.m};
+}
+AF_INLINE af_vm af_mask_not_(af_vm a) {
+  return {!a.m};
+}
+AF_INLINE af_vf af_select_(af_vm m, af_vf a, af_vf b) {
+  return m.m ? a : b;
+}
+AF_INLINE af_vm af_mask_select_(af_vm m, af_vm a, af_vm b) {
+  return m.m ? a : b;
+}
+AF_INLINE af_vf af_mask_to_f32_(af_vm m) {
+  return {m.m ? 1.0f : 0.0f};
+}
 
 /* ---- transcendentals: SLEEF scalar, 1.0-ULP variants ---- */
-AF_INLINE af_vf af_exp(af_vf a) { return {Sleef_expf_u10(a.v)}; }
-AF_INLINE af_vf af_exp2(af_vf a) { return {Sleef_exp2f_u10(a.v)}; }
-AF_INLINE af_vf af_expm1(af_vf a) { return {Sleef_expm1f_u10(a.v)}; }
-AF_INLINE af_vf af_log(af_vf a) { return {Sleef_logf_u10(a.v)}; }
-AF_INLINE af_vf af_log1p(af_vf a) { return {Sleef_log1pf_u10(a.v)}; }
-AF_INLINE af_vf af_tanh(af_vf a) { return {Sleef_tanhf_u10(a.v)}; }
-AF_INLINE af_vf af_erf(af_vf a) { return {Sleef_erff_u10(a.v)}; }
-AF_INLINE af_vf af_sin(af_vf a) { return {Sleef_sinf_u10(a.v)}; }
-AF_INLINE af_vf af_cos(af_vf a) { return {Sleef_cosf_u10(a.v)}; }
-AF_INLINE af_vf af_pow(af_vf a, af_vf b) { return {Sleef_powf_u10(a.v, b.v)}; }
-AF_INLINE af_vf af_fmod_(af_vf a, af_vf b) { return {Sleef_fmodf(a.v, b.v)}; }
+AF_INLINE af_vf af_exp(af_vf a) {
+  return {Sleef_expf_u10(a.v)};
+}
+AF_INLINE af_vf af_exp2(af_vf a) {
+  return {Sleef_exp2f_u10(a.v)};
+}
+AF_INLINE af_vf af_expm1(af_vf a) {
+  return {Sleef_expm1f_u10(a.v)};
+}
+AF_INLINE af_vf af_log(af_vf a) {
+  return {Sleef_logf_u10(a.v)};
+}
+AF_INLINE af_vf af_log1p(af_vf a) {
+  return {Sleef_log1pf_u10(a.v)};
+}
+AF_INLINE af_vf af_tanh(af_vf a) {
+  return {Sleef_tanhf_u10(a.v)};
+}
+AF_INLINE af_vf af_erf(af_vf a) {
+  return {Sleef_erff_u10(a.v)};
+}
+AF_INLINE af_vf af_sin(af_vf a) {
+  return {Sleef_sinf_u10(a.v)};
+}
+AF_INLINE af_vf af_cos(af_vf a) {
+  return {Sleef_cosf_u10(a.v)};
+}
+AF_INLINE af_vf af_pow(af_vf a, af_vf b) {
+  return {Sleef_powf_u10(a.v, b.v)};
+}
+AF_INLINE af_vf af_fmod_(af_vf a, af_vf b) {
+  return {Sleef_fmodf(a.v, b.v)};
+}
 
 #endif /* AUTOFUSE_CPU_SCALAR_H */

@@ -1,0 +1,38 @@
+"""Dynamic shapes: one compiled program serves every size; kernels take the size symbols."""
+
+import torch
+
+import autofuse
+
+
+def fn(x, b):
+    y = torch.sigmoid(x) * b + 1
+    return y.view(-1), x.t() * 2, x[1:] * 3, x.sum(0) + b
+
+
+def test_one_program_serves_all_sizes():
+    compiled = torch.compile(fn, backend="autofuse", dynamic=True)
+    for shape in [(6, 8), (5, 3), (17, 33), (9, 1000)]:
+        x, b = torch.randn(shape), torch.randn(shape[1])
+        got, expected = compiled(x, b), fn(x, b)
+        torch.testing.assert_close(got, expected)
+        assert [g.stride() for g in got] == [e.stride() for e in expected]
+    recs = autofuse.compiled_graphs()
+    assert len(recs) == 1, [r.name for r in recs]
+    rec = recs[0]
+    assert rec.fallback == "" and rec.num_kernels >= 3
+    assert rec.translation.symbols and rec.graph_text.startswith("graph @g")
+    header = rec.graph_text.splitlines()[0]
+    assert all(f"{s} = " in header for s in rec.translation.symbols)
+    assert any(rec.runner.program.kernel_symbols(k) for k in range(rec.num_kernels))
+
+
+def test_automatic_dynamic_recompile_still_fuses():
+    compiled = torch.compile(lambda x: torch.tanh(x) * 0.5 + 0.5, backend="autofuse")
+    for n in (16, 24, 40):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(compiled(x), torch.tanh(x) * 0.5 + 0.5)
+    recs = autofuse.compiled_graphs()
+    assert len(recs) == 2  # static first, then one dynamic graph for every later size
+    assert recs[1].translation.symbols
+    assert all(r.fallback == "" and r.num_kernels == 1 for r in recs)

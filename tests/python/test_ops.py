@@ -1,0 +1,112 @@
+"""Many ops, dtypes and layouts through the whole pipeline, compared with eager (values and
+strides). Few graphs, many ops each, so the suite compiles little."""
+
+import logging
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import autofuse
+from helpers import compile_fn
+
+
+def check(fn, *args):
+    expected = fn(*args)
+    got = compile_fn(fn)(*args)
+    torch.testing.assert_close(got, expected, equal_nan=True)
+    for g, e in zip(got, expected):
+        if e.numel() > 1:
+            assert g.stride() == e.stride()
+    recs = autofuse.compiled_graphs()
+    assert len(recs) == 1 and recs[0].fallback == "" and recs[0].num_kernels >= 1
+    return recs[0]
+
+
+def test_layouts_offsets_and_aliases():
+    big = torch.randn(10, 12)
+
+    def fn(x, xs, t0):
+        a = torch.sigmoid(x) * t0 + 1  # 0-d tensor operand
+        b = xs.exp() - xs.abs().sqrt() + xs.neg().clamp(-0.5, 0.5)  # non-dense input
+        c = torch.where((x > 0) & (x < 1), x, -x).relu()
+        return a, b, c, x.t(), a, x.expand(2, 9, 10) * 2
+
+    check(fn, big[1:, 2:], big[:, ::2], torch.tensor(1.5))
+
+
+def test_math_and_mixed_dtypes():
+    def fn(x, y16, w):
+        a = x.to(torch.float16) + y16
+        b = y16 * w  # f16 * f32 -> f32
+        c = torch.logical_not(x > 0.5) | (y16 < 0)
+        d = torch.isnan(x / (x - x)) ^ torch.isinf(1.0 / x)
+        e = torch.pow(x.abs() + 1, 2.5) + torch.pow(2.0, x) + x**2
+        g = torch.floor(x * 3) + torch.ceil(x) + torch.trunc(x) + torch.round(x * 2) + torch.sign(x)
+        h = torch.maximum(x, w) - torch.minimum(x, w) + torch.remainder(x, 0.7)
+        i = (F.hardtanh(x) + F.silu(x) + F.gelu(x) + torch.erf(x) + torch.log1p(x.abs())
+             + torch.expm1(x) + torch.rsqrt(x.abs() + 1) + torch.reciprocal(x + 10)
+             + torch.sin(x) + torch.cos(x) + torch.exp2(x) + torch.tanh(x))
+        return a, b, c, d, e, g, h, i
+
+    check(fn, torch.randn(9, 10), torch.randn(9, 10, dtype=torch.float16), torch.randn(10))
+
+
+def test_permuted_results_and_views():
+    def fn(x):
+        y = x.view(3, 3, 10).permute(2, 0, 1) * 2  # a permuted-layout result
+        z = y + 1
+        return z.sum(0), z.contiguous(), z, (x + 1).unsqueeze(1).squeeze(1)
+
+    check(fn, torch.randn(9, 10))
+
+
+def test_factories_and_integer_division():
+    def fn(x, i):
+        return (torch.zeros_like(x) + x, torch.ones(3, 4) * x[:3], torch.div(x, 3, rounding_mode="floor"),
+                torch.div(x, 3, rounding_mode="trunc"), x // 2, i * 2 + 1, (i > 2).float() * x[0])
+
+    check(fn, torch.randn(5, 4), torch.randint(0, 5, (5, 4)))
+
+
+def test_input_with_unexpected_strides_runs_eagerly(caplog):
+    def fn(x):
+        return torch.sigmoid(x) + 1
+
+    x = torch.randn(6, 8)
+    rec = check(lambda x: (fn(x),), x)
+    odd = torch.randn(8, 6).t()  # same shape, other strides: the kernels assume x's
+    with caplog.at_level(logging.WARNING, logger="autofuse"):
+        (got,) = rec.runner(odd)
+        rec.runner(odd)
+    torch.testing.assert_close(got, fn(odd))
+    warnings = [r for r in caplog.records if "runs eagerly" in r.getMessage() or "eagerly" in r.getMessage()]
+    assert len(warnings) == 1  # warned once
+
+
+def test_launch_failure_falls_back_to_eager(caplog):
+    from autofuse import _C
+    from autofuse.executor import Executor
+
+    x = torch.randn(4, 5)
+    rec = check(lambda x: (torch.exp(x) - 1,), x)
+
+    class FailingLaunch:
+        """The real program whose launches fail (as a tiling function rejecting sizes would)."""
+
+        def __init__(self, program):
+            self.program = program
+
+        def __getattr__(self, name):
+            return getattr(self.program, name)
+
+        def launch(self, *args):
+            raise _C.CompileError("tiling rejected the sizes")
+
+    runner = Executor(rec.translation, FailingLaunch(rec.runner.program), rec.runner.fallback, "failing")
+    with caplog.at_level(logging.WARNING, logger="autofuse"):
+        (got,) = runner(x)
+        (again,) = runner(x)
+    torch.testing.assert_close(got, torch.exp(x) - 1)
+    torch.testing.assert_close(again, got)
+    assert sum("failed at run time" in r.getMessage() for r in caplog.records) == 1
