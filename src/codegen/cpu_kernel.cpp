@@ -272,7 +272,7 @@ class KernelPrinter {
   /// work in flight for the out-of-order core; the exp/div chains are long), then one.
   void emit_full_loops(int depth, Step step) {
     line(depth, "for (; j + 2 * AF_LANES <= n; j += 2 * AF_LANES) {");
-    for (const char* j : {"j", "j + AF_LANES"}) {
+    for (const char* j : {"j", "(j + AF_LANES)"}) {
       j_ = j;
       line(depth + 1, "{");
       emit_step(depth + 2, step);
