@@ -8,13 +8,9 @@ node.meta["val"]; SymInt sizes (dynamic shapes) become size expressions over the
 symbols, declared in the header with their hints (symbolic.py). A value whose sizes use
 symbols the executor cannot read off the arguments (unbacked, data-dependent) stays opaque.
 
-Layouts. The verifier wants computed values (elementwise, cast, broadcast) contiguous, while
-eager gives an elementwise result the layout of its inputs (a transposed input gives a
-transposed result). Such an op is computed in its *physical* order: its operands are permuted
-(ATen views of tensors in memory) into that order, the kernel writes a contiguous buffer, and
-an inverse `permute` view of it gives exactly eager's strides. The view is made only when
-something needs the value in logical order (a graph output, an ATen op, another layout), so a
-chain of ops in one layout stays inside one kernel.
+Layouts. An elementwise result takes the layout eager gives it (a transposed input gives a
+transposed result): its Graph IR type carries those strides, the kernel stores through them and
+the Schedule iterates in that memory order. Only dense layouts are fusible.
 
 Besides the text, every Graph IR node keeps a closure `run(env)` that computes it eagerly from
 its operands (env is indexed by node index); the executor uses these for the steps the C++
@@ -64,30 +60,19 @@ def tensor_type(val: Any, sources: SymbolSources, root_offset: Size = 0) -> Opti
     return TType(val.dtype, tuple(sizes[:rank]), tuple(sizes[rank : 2 * rank]), simplify(sizes[-1] - root_offset))
 
 
-def physical_order(t: TType, hints: Optional[Dict[Any, int]] = None) -> Optional[List[int]]:
-    """The dim order in which `t` is laid out densely (outer -> inner): identity for a row-major
-    tensor (strides of size-1 dims ignored); None when `t` is not dense and non-overlapping.
-    Symbolic strides are ordered by their values at `hints`, then checked exactly."""
+def is_dense(t: TType, hints: Optional[Dict[Any, int]] = None) -> bool:
+    """True when `t` is laid out densely (no gaps, no overlap) in some dim order (strides of
+    size-1 dims ignored). Symbolic strides are ordered by their values at `hints`, then checked
+    exactly."""
     rank = len(t.shape)
     hints = hints or {}
     order = sorted(range(rank), key=lambda d: (-hint_value(t.strides[d], hints), d))
     expected = 1
     for d in reversed(order):
         if t.shape[d] != 1 and t.strides[d] != expected:
-            return None
+            return False
         expected *= t.shape[d]
-    return order
-
-
-def _permuted(seq: Sequence[int], perm: Sequence[int]) -> Tuple[int, ...]:
-    return tuple(seq[p] for p in perm)
-
-
-def _inverse(perm: Sequence[int]) -> List[int]:
-    inv = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return inv
+    return True
 
 
 def _const_value(value: Any, dtype: torch.dtype) -> Any:
@@ -111,7 +96,6 @@ class _Builder:
         self.nodes: List[GNode] = []
         self.index: Dict[str, int] = {}
         self.fx_slot: Dict[torch.fx.Node, int] = {}  # FX value -> its node in logical order
-        self.phys: Dict[torch.fx.Node, Tuple[int, List[int]]] = {}  # computed in order P
         self.expand_src: Dict[torch.fx.Node, torch.fx.Node] = {}  # expand -> its source
         self.root_off: Dict[int, Size] = {}  # node -> FX storage offset of the root it aliases
         self.consts: Dict[Tuple[str, str], int] = {}
@@ -148,19 +132,16 @@ class _Builder:
     # Values in logical order ---------------------------------------------------------------------
 
     def logical(self, fx: torch.fx.Node) -> int:
-        """The node holding FX value `fx` in its logical shape and eager layout."""
+        """The node holding FX value `fx` in its eager shape and layout."""
         i = self.fx_slot.get(fx)
         if i is not None:
             return i
-        if fx in self.expand_src:  # an expand whose users all declined: materialize it
-            src = self.logical(self.expand_src[fx])
-            shape = self.shape_of(fx)
-            run = lambda env, s=src, sh=self.sizes_fn(shape): env[s].expand(sh(env))  # noqa: E731
-            tt = TType.contiguous(self.type_of(src).dtype, shape)
-            i = self.add(GNode(fx.name, "broadcast", [src], {}, tt, run, fx, target_name(fx.target)))
-        else:
-            src, perm = self.phys[fx]
-            i = self.view_permute(src, _inverse(perm), "layout")
+        # An expand whose users all declined to absorb it: materialize it.
+        src = self.logical(self.expand_src[fx])
+        shape = self.shape_of(fx)
+        run = lambda env, s=src, sh=self.sizes_fn(shape): env[s].expand(sh(env))  # noqa: E731
+        tt = TType.contiguous(self.type_of(src).dtype, shape)
+        i = self.add(GNode(fx.name, "broadcast", [src], {}, tt, run, fx, target_name(fx.target)))
         self.fx_slot[fx] = i
         return i
 
@@ -193,42 +174,12 @@ class _Builder:
         tt = TType.contiguous(n.type.dtype, shape)
         return self.add(GNode(f"{n.name}_b", "broadcast", [src], {}, tt, run, None, origin))
 
-    def view_reshape(self, src: int, shape: Tuple[Size, ...], origin: str) -> int:
-        """A reshape view that only adds leading size-1 dims."""
-        t = self.type_of(src)
-        extra = len(shape) - len(t.shape)
-        lead = t.strides[0] * t.shape[0] if t.shape else 1
-        tt = TType(t.dtype, shape, (lead,) * extra + t.strides, t.offset)
-        run = lambda env, s=src, sh=self.sizes_fn(shape): env[s].view(sh(env))  # noqa: E731
-        name = f"{self.nodes[src].name}_r"
-        return self.add(GNode(name, "reshape", [src], {"shape": list(shape)}, tt, run, None, origin), self.root_off[src])
-
-    def view_permute(self, src: int, perm: List[int], origin: str) -> int:
-        t = self.type_of(src)
-        tt = TType(t.dtype, _permuted(t.shape, perm), _permuted(t.strides, perm), t.offset)
-        run = lambda env, s=src, p=tuple(perm): env[s].permute(p)  # noqa: E731
-        name = f"{self.nodes[src].name}_p"
-        return self.add(GNode(name, "permute", [src], {"dims": list(perm)}, tt, run, None, origin), self.root_off[src])
-
-    def operand(
-        self, fx: torch.fx.Node, dtype: torch.dtype, shape: Tuple[Size, ...], perm: List[int], origin: str
-    ) -> int:
-        """FX value `fx` as an operand of an op of logical `shape` computed in order `perm`:
-        in physical order, cast to `dtype`, broadcast to the physical shape."""
+    def operand(self, fx: torch.fx.Node, dtype: torch.dtype, shape: Tuple[Size, ...], origin: str) -> int:
+        """FX value `fx` as an operand of an elementwise op of `shape`: cast to `dtype` and
+        broadcast to `shape`."""
         if fx in self.expand_src and fx not in self.fx_slot:
-            return self.operand(self.expand_src[fx], dtype, shape, perm, origin)
-        pshape = _permuted(shape, perm)
-        got = self.phys.get(fx)
-        if got is not None and got[1] == perm and self.shape_of(fx) == shape:
-            return self.cast(got[0], dtype, origin)
-        s = self.logical(fx)
-        t = self.type_of(s)
-        if self.nodes[s].kind == "const" or perm == sorted(perm):
-            return self.broadcast(self.cast(s, dtype, origin), shape, origin)
-        if len(t.shape) < len(shape):
-            s = self.view_reshape(s, (1,) * (len(shape) - len(t.shape)) + t.shape, origin)
-        s = self.view_permute(s, perm, origin)
-        return self.broadcast(self.cast(s, dtype, origin), pshape, origin)
+            return self.operand(self.expand_src[fx], dtype, shape, origin)
+        return self.broadcast(self.cast(self.logical(fx), dtype, origin), shape, origin)
 
 
 def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torch.dtype]]) -> Translation:
@@ -350,8 +301,7 @@ def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) ->
     out_t = b.tensor_type(val)
     if out_t is None:
         return _opaque(b, node, val, origin, "result has a dtype or sizes the IR lacks")
-    perm = physical_order(out_t, b.hints)
-    if perm is None:
+    if not is_dense(out_t, b.hints):
         return _opaque(b, node, val, origin, f"result layout strides {list(out_t.strides)} is not dense")
     plan = rule(bind_args(node), val)
     if isinstance(plan, str):
@@ -369,19 +319,14 @@ def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) ->
     slot_of_fx: Dict[torch.fx.Node, int] = {}
     for op in plan.operands:
         if isinstance(op.value, torch.fx.Node):
-            s = b.operand(op.value, op.dtype, out_t.shape, perm, origin)
+            s = b.operand(op.value, op.dtype, out_t.shape, origin)
             slot_of_fx.setdefault(op.value, s)
         else:
             s = b.const(op.value, op.dtype, origin)
         operands.append(s)
-    # Eagerly the op runs on its (cast, broadcast, permuted) operands; scalars stay literal.
+    # Eagerly the op runs on its (cast, broadcast) operands; scalars stay literal.
     run = make_call(node, lambda a: slot_of_fx[a])
-    tt = TType.contiguous(out_t.dtype, _permuted(out_t.shape, perm))
-    i = b.add(GNode(node.name, plan.kind, operands, dict(plan.attrs), tt, run, node, origin))
-    if perm == sorted(perm):
-        b.fx_slot[node] = i
-    else:
-        b.phys[node] = (i, perm)
+    b.fx_slot[node] = b.add(GNode(node.name, plan.kind, operands, dict(plan.attrs), out_t, run, node, origin))
     return "fused"
 
 
