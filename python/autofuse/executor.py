@@ -11,6 +11,7 @@ The last env slot holds the symbol values, which size-dependent closures read.
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import torch
@@ -22,6 +23,34 @@ from .symbolic import py_function
 log = logging.getLogger("autofuse")
 
 _KERNEL, _KERNEL_DYN, _EAGER = 0, 1, 2
+_POOL_MIN_BYTES = 1 << 20  # kernel outputs this large are recycled (see _OutputPool)
+
+
+class _OutputPool:
+    """Recycles a large kernel output buffer once nobody but the pool holds it.
+
+    A fresh multi-MB CPU allocation costs a page fault per 4 KiB on first touch, often more than
+    the kernel itself. The pool keeps the last two buffers of one output slot and hands one back
+    only when the tensor object, its TensorImpl and its storage are referenced by the pool alone
+    (no user variable, no view, no autograd saved tensor), so reuse is never observable.
+    """
+
+    __slots__ = ("shape", "strides", "dtype", "buffers")
+
+    def __init__(self, shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: torch.dtype):
+        self.shape, self.strides, self.dtype = shape, strides, dtype
+        self.buffers: List[torch.Tensor] = []
+
+    def take(self) -> torch.Tensor:
+        for t in self.buffers:
+            # refs: the list slot and getrefcount's argument; storage: t and the temporary.
+            if (sys.getrefcount(t) == 3 and t._use_count() == 1
+                    and torch._C._storage_Use_Count(t.untyped_storage()._cdata) == 2):
+                return t
+        t = torch.empty_strided(self.shape, self.strides, dtype=self.dtype)
+        self.buffers = [t] + self.buffers[:1]
+        return t
+
 _NOT_COMPUTED = {"input", "opaque"}  # kinds whose eager value already has eager's layout
 _VIEW_KINDS = {"reshape", "permute", "unsqueeze", "squeeze", "slice", "expand"}
 
@@ -132,7 +161,7 @@ class Executor:
             if dynamic:
                 plan.append((_KERNEL_DYN, k, tuple(in_refs), tuple(outs), sym_idx, ()))
             else:
-                static_outs = tuple((s, *f(()), d) for s, f, d in outs)
+                static_outs = tuple(self._static_out(s, *f(()), d) for s, f, d in outs)
                 plan.append((_KERNEL, k, tuple(in_refs), static_outs, ()))
             reads.append([r for r, _ in in_refs])
             available.update(out_slots)
@@ -141,6 +170,14 @@ class Executor:
         for s in out_slots:
             ensure(s)
         return self._with_frees(plan, reads, set(out_slots) | set(self._inputs))
+
+    @staticmethod
+    def _static_out(slot: int, shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: torch.dtype) -> tuple:
+        """(slot, shape, strides, dtype, pool or None) of a kernel output with static sizes."""
+        nbytes = dtype.itemsize
+        for d in shape:
+            nbytes *= d
+        return (slot, shape, strides, dtype, _OutputPool(shape, strides, dtype) if nbytes >= _POOL_MIN_BYTES else None)
 
     def _view_root(self, slot: int) -> Tuple[int, int]:
         """(root slot, byte offset) of a kernel input: views resolve to the tensor they alias."""
@@ -207,8 +244,8 @@ class Executor:
             if tag == _KERNEL:
                 _, k, in_refs, outs, frees = step
                 ptrs = [env[s].data_ptr() + off for s, off in in_refs]
-                for s, shape, strides, dtype in outs:
-                    t = empty_strided(shape, strides, dtype=dtype)
+                for s, shape, strides, dtype, pool in outs:
+                    t = empty_strided(shape, strides, dtype=dtype) if pool is None else pool.take()
                     env[s] = t
                     ptrs.append(t.data_ptr())
                 launch(k, ptrs, (), nthreads)
