@@ -60,12 +60,12 @@ struct TilingParam {
 /// What the Schedule pass decided: one TilingCase of the kernel.
 struct ScheduleInfo {
   int tiling_key = 0;
-  std::string case_name;         // e.g. "elementwise"
-  int block_axis = -1;           // the axis whose index is the launch block index
-  int vectorized_axis = -1;      // innermost axis computed in SIMD lanes
+  std::string case_name;     // e.g. "elementwise"
+  int block_axis = -1;       // the axis whose index is the launch block index
+  int vectorized_axis = -1;  // innermost axis computed in SIMD lanes
   std::vector<TilingParam> params;
-  int64_t ub_bytes = 0;          // tile buffer budget the tiling function respects
-  int64_t bytes_per_element = 0; // live buffer bytes per element of the tile axis
+  int64_t ub_bytes = 0;           // tile buffer budget the tiling function respects
+  int64_t bytes_per_element = 0;  // live buffer bytes per element of the tile axis
 };
 
 /// One kernel's loop-level graph. Nodes are in topological order.

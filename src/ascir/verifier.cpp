@@ -7,28 +7,22 @@
 
 #include "graph/op_registry.h"
 #include "support/error.h"
+#include "support/names.h"
 
 namespace af::ascir {
 namespace {
-
-bool valid_name(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
-  return true;
-}
 
 class Verifier {
  public:
   explicit Verifier(const AscGraph& g) : g_(g) {}
 
   void run() {
-    if (!valid_name(g_.name)) fail("graph name '" + g_.name + "' is not [A-Za-z0-9_.]+");
+    if (!is_ir_name(g_.name)) fail("graph name '" + g_.name + "' is not [A-Za-z0-9_.]+");
     check_axes();
     std::set<std::string> names;
     for (int i = 0; i < static_cast<int>(g_.nodes.size()); ++i) {
       const AscNode& n = g_.nodes[i];
-      if (!valid_name(n.name))
+      if (!is_ir_name(n.name))
         fail("node #" + std::to_string(i) + " (" + n.op + ") has invalid name '" + n.name + "'");
       if (!names.insert(n.name).second) fail_node(n, "name is used by an earlier node");
       check_node(i);
@@ -52,7 +46,7 @@ class Verifier {
     std::set<std::string> names;
     for (const Axis& a : g_.axes) {
       std::string label = "axis " + a.name + " (id " + std::to_string(a.id) + ")";
-      if (!valid_name(a.name)) fail(label + ": name is not [A-Za-z0-9_.]+");
+      if (!is_ir_name(a.name)) fail(label + ": name is not [A-Za-z0-9_.]+");
       if (!names.insert(a.name).second) fail(label + ": name is used by another axis");
       if (!axis_ids_.insert(a.id).second) fail(label + ": id is used by another axis");
     }
@@ -192,7 +186,7 @@ class Verifier {
     std::set<std::string> names;
     for (const TilingParam& p : s.params) {
       std::string pl = label + ": param " + p.name;
-      if (!valid_name(p.name)) fail(pl + ": name is not [A-Za-z0-9_.]+");
+      if (!is_ir_name(p.name)) fail(pl + ": name is not [A-Za-z0-9_.]+");
       if (!names.insert(p.name).second) fail(pl + ": declared twice");
       if (p.role != "tile" && p.role != "block")
         fail(pl + ": role '" + p.role + "' is neither tile nor block");

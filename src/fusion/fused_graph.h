@@ -16,12 +16,12 @@ struct FusedNode {
     Opaque,  // a Graph IR node run by the frontend (ATen), or a view/input/const it evaluates
   };
   Kind kind = Kind::Kernel;
-  std::string name;             // "k0", "k1", ... for kernels; the node name for others
-  std::vector<int> ops;         // Graph IR node indices this step computes
-  std::vector<int> inputs;      // Graph IR node indices read (kernel: data index i -> inputs[i])
-  std::vector<int> outputs;     // Graph IR node indices written (kernel: output index i -> outputs[i])
-  ascir::AscGraph kernel;       // Kind::Kernel only
-  std::string reason;           // Kind::Opaque: why this op is not in a kernel
+  std::string name;          // "k0", "k1", ... for kernels; the node name for others
+  std::vector<int> ops;      // Graph IR node indices this step computes
+  std::vector<int> inputs;   // Graph IR node indices read (kernel: data index i -> inputs[i])
+  std::vector<int> outputs;  // Graph IR node indices written (kernel: output index i -> outputs[i])
+  ascir::AscGraph kernel;    // Kind::Kernel only
+  std::string reason;        // Kind::Opaque: why this op is not in a kernel
 };
 
 /// A fusion the policy declined, with the reason (for explain and the lit tests).

@@ -22,7 +22,9 @@ enum class OpClass {
 
 /// Dtype sets as bit masks over DType.
 using DTypeMask = uint32_t;
-constexpr DTypeMask mask_of(DType t) { return 1u << static_cast<unsigned>(t); }
+constexpr DTypeMask mask_of(DType t) {
+  return 1u << static_cast<unsigned>(t);
+}
 /// f32 and the low-precision floats computed in f32.
 constexpr DTypeMask kFloatTypes = mask_of(DType::F32) | mask_of(DType::F16) | mask_of(DType::BF16);
 constexpr DTypeMask kBoolType = mask_of(DType::Bool);

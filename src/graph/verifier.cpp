@@ -9,16 +9,10 @@
 #include "graph/op_registry.h"
 #include "graph/printer.h"
 #include "support/error.h"
+#include "support/names.h"
 
 namespace af::graph {
 namespace {
-
-bool valid_name(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
-  return true;
-}
 
 /// [A-Za-z_][A-Za-z0-9_]* (size symbols, attribute keys: what sym::parse_expr and the lexer read).
 bool valid_identifier(const std::string& s) {
@@ -306,7 +300,7 @@ void verify(const Graph& g) {
   auto graph_fail = [&](const std::string& msg) {
     throw CompileError("verify @" + g.name + ": " + msg);
   };
-  if (!valid_name(g.name)) graph_fail("bad graph name (expected [A-Za-z0-9_.]+)");
+  if (!is_ir_name(g.name)) graph_fail("bad graph name (expected [A-Za-z0-9_.]+)");
   std::set<std::string> symbols;
   for (const auto& s : g.symbols) {
     if (!valid_identifier(s.name)) graph_fail("bad size symbol name '" + s.name + "'");
@@ -317,7 +311,7 @@ void verify(const Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     NodeChecker checker(g, static_cast<int>(i), symbols);
-    if (!valid_name(n.name)) checker.fail("bad value name (expected [A-Za-z0-9_.]+)");
+    if (!is_ir_name(n.name)) checker.fail("bad value name (expected [A-Za-z0-9_.]+)");
     auto [it, fresh] = names.emplace(n.name, static_cast<int>(i));
     if (!fresh)
       checker.fail("value name defined twice (first at node " + std::to_string(it->second) + ")");

@@ -106,8 +106,7 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
     prog.kernels.push_back(std::move(h));
   }
 
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log(opts, "compiled graph " + name + ": " + std::to_string(prog.kernels.size()) +
                 " kernel(s) in " + std::to_string(seconds) + " s");
   std::lock_guard<std::mutex> lock(g_stats_mutex);

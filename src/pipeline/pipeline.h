@@ -21,10 +21,10 @@ namespace af {
 /// Options for one compilation. Defaults come from the environment (AUTOFUSE_DUMP, ...) in the
 /// frontend, never read here.
 struct CompileOptions {
-  std::string dump_dir;      // write every IR stage here when non-empty
-  std::string cache_dir;     // JIT cache; empty = default private dir
-  std::string cxx = "g++";   // system C++ compiler
-  bool enable_fusion = true; // false: every op its own kernel
+  std::string dump_dir;       // write every IR stage here when non-empty
+  std::string cache_dir;      // JIT cache; empty = default private dir
+  std::string cxx = "g++";    // system C++ compiler
+  bool enable_fusion = true;  // false: every op its own kernel
   schedule::Target target = schedule::Target::host_cpu();
   /// Receives log lines ("cache hit k0 ...", "compiled in 0.31 s"); may be empty.
   std::function<void(const std::string&)> log;
@@ -43,8 +43,8 @@ struct KernelHandle {
 /// The result of compile(): the fused program, the generated source and the loaded kernels.
 struct CompiledProgram {
   fusion::FusedGraph fused;
-  std::string source;                    // the generated C++ of all kernels
-  std::vector<KernelHandle> kernels;     // one per Kernel node of `fused`, in order
+  std::string source;                             // the generated C++ of all kernels
+  std::vector<KernelHandle> kernels;              // one per Kernel node of `fused`, in order
   std::shared_ptr<runtime::LoadedModule> module;  // keeps the shared object loaded
   CompileStats stats;
 };

@@ -9,9 +9,9 @@ namespace af::schedule {
 /// cache budget and the vector width comes from the host ISA.
 struct Target {
   std::string name = "cpu";
-  std::string isa = "avx2";        // "avx2", "avx512" or "scalar"
-  int64_t cores = 1;               // default; the runtime passes the live thread count
-  int64_t ub_bytes = 256 * 1024;   // per-core tile budget (L2-sized)
+  std::string isa = "avx2";       // "avx2", "avx512" or "scalar"
+  int64_t cores = 1;              // default; the runtime passes the live thread count
+  int64_t ub_bytes = 256 * 1024;  // per-core tile budget (L2-sized)
   int64_t align_bytes = 32;
   int64_t vector_bytes = 32;
 

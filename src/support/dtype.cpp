@@ -23,16 +23,26 @@ constexpr std::array<DTypeRow, 10> kDTypes = {{
     {DType::F32, "f32", 4, "float"},
     {DType::F64, "f64", 8, "double"},
 }};
-const DTypeRow& row(DType t) { return kDTypes[static_cast<size_t>(t)]; }
+const DTypeRow& row(DType t) {
+  return kDTypes[static_cast<size_t>(t)];
+}
 }  // namespace
 
-std::string_view dtype_name(DType t) { return row(t).name; }
-int dtype_size(DType t) { return row(t).size; }
-std::string_view dtype_storage_cpp(DType t) { return row(t).storage; }
+std::string_view dtype_name(DType t) {
+  return row(t).name;
+}
+int dtype_size(DType t) {
+  return row(t).size;
+}
+std::string_view dtype_storage_cpp(DType t) {
+  return row(t).storage;
+}
 bool is_floating(DType t) {
   return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
 }
-bool is_low_precision_float(DType t) { return t == DType::F16 || t == DType::BF16; }
+bool is_low_precision_float(DType t) {
+  return t == DType::F16 || t == DType::BF16;
+}
 std::optional<DType> parse_dtype(std::string_view name) {
   for (const auto& r : kDTypes)
     if (name == r.name) return r.type;

@@ -71,7 +71,9 @@ int64_t floordiv_i(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-int64_t mod_i(int64_t a, int64_t b) { return a - floordiv_i(a, b) * b; }
+int64_t mod_i(int64_t a, int64_t b) {
+  return a - floordiv_i(a, b) * b;
+}
 
 /// True when every coefficient of `a` is divisible by k.
 bool all_divisible(const Expr& a, int64_t k) {
@@ -101,8 +103,12 @@ Expr operator+(const Expr& a, const Expr& b) {
   for (const auto& [m, c] : b.poly().terms) p.terms[m] += c;
   return ExprBuilder::make(std::move(p));
 }
-Expr Expr::operator-() const { return *this * Expr(-1); }
-Expr operator-(const Expr& a, const Expr& b) { return a + (-b); }
+Expr Expr::operator-() const {
+  return *this * Expr(-1);
+}
+Expr operator-(const Expr& a, const Expr& b) {
+  return a + (-b);
+}
 Expr operator*(const Expr& a, const Expr& b) {
   Poly p;
   for (const auto& [ma, ca] : a.poly().terms) {
@@ -128,7 +134,9 @@ Expr Expr::floordiv(const Expr& a, const Expr& b) {
   if (cb && *cb > 0 && all_divisible(a, *cb)) return divide_exact(a, *cb);
   return ExprBuilder::atom(Atom{Atom::FloorDiv, "floordiv", {a, b}, {}});
 }
-Expr Expr::ceildiv(const Expr& a, const Expr& b) { return floordiv(a + b - 1, b); }
+Expr Expr::ceildiv(const Expr& a, const Expr& b) {
+  return floordiv(a + b - 1, b);
+}
 Expr Expr::mod(const Expr& a, const Expr& b) {
   auto ca = a.as_const(), cb = b.as_const();
   if (cb && *cb == 0) throw CompileError("symbolic mod by zero: " + a.str() + " % 0");
@@ -279,15 +287,16 @@ bool operator==(const Expr& a, const Expr& b) {
   return a.p_->terms == b.p_->terms;
 }
 bool operator<(const Expr& a, const Expr& b) {
-  return std::lexicographical_compare(
-      a.p_->terms.begin(), a.p_->terms.end(), b.p_->terms.begin(), b.p_->terms.end(),
-      [](const auto& x, const auto& y) {
-        if (x.first < y.first) return true;
-        if (y.first < x.first) return false;
-        return x.second < y.second;
-      });
+  return std::lexicographical_compare(a.p_->terms.begin(), a.p_->terms.end(), b.p_->terms.begin(),
+                                      b.p_->terms.end(), [](const auto& x, const auto& y) {
+                                        if (x.first < y.first) return true;
+                                        if (y.first < x.first) return false;
+                                        return x.second < y.second;
+                                      });
 }
-size_t Expr::hash() const { return std::hash<std::string>()(str()); }
+size_t Expr::hash() const {
+  return std::hash<std::string>()(str());
+}
 
 Expr product(const std::vector<Expr>& sizes) {
   Expr p = 1;
@@ -395,6 +404,8 @@ class ExprParser {
 };
 }  // namespace
 
-Expr parse_expr(std::string_view text) { return ExprParser(text).parse_all(); }
+Expr parse_expr(std::string_view text) {
+  return ExprParser(text).parse_all();
+}
 
 }  // namespace af::sym

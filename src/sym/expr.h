@@ -23,7 +23,7 @@ struct Poly;
 /// printing is deterministic. Immutable and cheap to copy.
 class Expr {
  public:
-  Expr();  // 0
+  Expr();               // 0
   Expr(int64_t value);  // NOLINT: implicit, so sizes read naturally (Expr e = 4).
   static Expr symbol(std::string_view name);
   /// floor(a / b) for b > 0 (sizes are non-negative).

@@ -432,8 +432,7 @@ TEST(Verifier, TypesAndShapes) {
   expect_reject([](Graph& g) { N(g, "a").operands[1] = g.find("y"); }, "%a",
                 "operand 1 (%y) has shape [s1], expected the result shape [s0, s1]");
   expect_reject([](Graph& g) { N(g, "a").type.strides = {1, 1}; }, "%a", "must be dense");
-  expect_reject([](Graph& g) { N(g, "a").type.strides = {2 * S("s1"), 1}; }, "%a",
-                "must be dense");
+  expect_reject([](Graph& g) { N(g, "a").type.strides = {2 * S("s1"), 1}; }, "%a", "must be dense");
   expect_reject([](Graph& g) { N(g, "a").type.offset = 1; }, "%a", "must start at offset 0");
   expect_reject([](Graph& g) { N(g, "c").type = TensorType::contiguous(DType::F32, {1}); }, "%c",
                 "must be rank 0");

@@ -132,7 +132,8 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> known = {"lower", "fuse", "schedule", "codegen"};
   for (const auto& p : a.passes)
-    if (!has(known, p)) return usage("unknown pass '" + p + "' (known: lower, fuse, schedule, codegen)");
+    if (!has(known, p))
+      return usage("unknown pass '" + p + "' (known: lower, fuse, schedule, codegen)");
   if (a.input != "graph" && a.input != "ascir")
     return usage("--input must be graph or ascir, not '" + a.input + "'");
 
