@@ -8,7 +8,8 @@ import textwrap
 
 PROGRAM = textwrap.dedent(
     """
-    import json, torch, autofuse
+    import json, logging, torch, autofuse
+    logging.basicConfig(level=logging.DEBUG, format="%(name)s %(levelname)s %(message)s")
     def fn(x, w, b):
         return torch.nn.functional.silu(x * w + b) - 0.25
     x, w, b = torch.randn(16, 48), torch.randn(48), torch.randn(48)
@@ -25,12 +26,15 @@ def _run(cache_dir):
     proc = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = [l for l in proc.stdout.splitlines() if l.startswith("STATS ")][-1]
-    return json.loads(line[len("STATS "):])
+    log = [l for l in proc.stderr.splitlines() if l.startswith("autofuse ")]
+    return json.loads(line[len("STATS "):]), log
 
 
 def test_second_process_compiles_nothing(tmp_path):
-    first = _run(tmp_path)
+    first, first_log = _run(tmp_path)
     assert first["cxx_compiles"] >= 1
-    second = _run(tmp_path)
+    assert any("cache miss" in l for l in first_log), first_log
+    second, second_log = _run(tmp_path)
     assert second["cxx_compiles"] == 0
     assert second["cache_hits"] >= 1
+    assert any("cache hit" in l for l in second_log), second_log
