@@ -211,7 +211,7 @@ def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torc
             origin = target_name(node.target)
             done = _try_view(b, node, val, origin) or _try_elementwise(b, node, val, origin)
             if done is None:
-                _opaque(b, node, val, origin, "no Graph IR kind for this op")
+                _opaque(b, node, val, origin, f"not an elementwise/broadcast op autofuse fuses; runs as ATen {origin}")
             elif done == "fused":
                 fusible += 1
         else:
