@@ -8,11 +8,11 @@ STAMPS := .stamps
 BUILD := build/py
 APT_PKGS := g++ make llvm-14-tools libsleef-dev libgtest-dev clang-format graphviz
 PY_PKGS := torch==2.13.0 nanobind==3.1.0 lit==23.1.5 pytest scikit-build-core ninja cmake numpy
-SOURCES := $(shell find src tools python/bindings -name '*.cpp' -o -name '*.h' 2>/dev/null) CMakeLists.txt pyproject.toml
+SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -name '*.h' 2>/dev/null) CMakeLists.txt pyproject.toml
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all deps build test test-unit test-lit test-python demo bench-smoke format clean
+.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke format clean
 
 all: build
 
@@ -51,6 +51,10 @@ test-python: build
 	$(PY) -m pytest -q tests/python
 
 test: test-unit test-lit test-python
+
+# Differential fuzzing against eager PyTorch (tests/python/test_random_graphs.py), 500 cases.
+fuzz: build
+	AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q tests/python/test_random_graphs.py
 
 demo: build
 	$(PY) examples/demo.py

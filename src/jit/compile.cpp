@@ -12,10 +12,12 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "jit/cache.h"
 #include "jit/hash.h"
+#include "jit/pch.h"
 #include "jit/toolchain.h"
 #include "runtime/include/autofuse_abi.h"
 #include "runtime/module.h"
@@ -72,32 +74,6 @@ bool read_file(const std::string& path, std::string* out) {
   return true;
 }
 
-/// Is `name` one of the runtime headers whose edits must invalidate cached objects?
-bool is_keyed_header(const std::string& name) {
-  if (name == "autofuse_abi.h") return true;
-  return name.rfind("autofuse_cpu", 0) == 0 && name.size() > 2 &&
-         name.compare(name.size() - 2, 2, ".h") == 0;
-}
-
-/// Mixes the keyed headers of every include dir (sorted by name) into `h`.
-void hash_headers(const std::vector<std::string>& dirs, Hasher128& h) {
-  for (const auto& dir : dirs) {
-    h.field("include-dir").field(dir);
-    std::vector<std::string> names;
-    if (DIR* d = opendir(dir.c_str())) {
-      while (dirent* e = readdir(d))
-        if (is_keyed_header(e->d_name)) names.push_back(e->d_name);
-      closedir(d);
-    }
-    std::sort(names.begin(), names.end());
-    for (const auto& name : names) {
-      std::string text;
-      if (!read_file(dir + "/" + name, &text)) text = "<unreadable>";
-      h.field(name).field(text);
-    }
-  }
-}
-
 std::string join(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
@@ -146,17 +122,35 @@ double build(const CompileRequest& req, const DiskCache& cache, const std::strin
   }
   std::string tmp_so = cache.temp_path(key, "so");
   unlink(tmp_so.c_str());
-  std::vector<std::string> argv = compile_command(req, src_path, tmp_so);
+  std::optional<std::string> pch = prepare_pch(req, cache.dir());
+  std::vector<std::string> argv = compile_command(req, src_path, tmp_so, pch.value_or(""));
   ProcessExit e;
-  try {
-    e = run_process(argv, out_path);
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove_all(work, ec);
-    throw;
+  auto compile = [&] {
+    try {
+      e = run_process(argv, out_path);
+    } catch (...) {
+      std::error_code ec;
+      std::filesystem::remove_all(work, ec);
+      throw;
+    }
+    struct stat st;
+    return e.ok() && stat(tmp_so.c_str(), &st) == 0;
+  };
+  bool ok = compile();
+  if (!ok && pch) {  // never fail a kernel because of the PCH: retry once without it
+    std::string pch_output = first_lines(out_path);
+    unlink(tmp_so.c_str());
+    out_path = work + "/compiler-output-no-pch.txt";
+    argv = compile_command(req, src_path, tmp_so);
+    ok = compile();
+    if (ok) {
+      disable_pch(req, cache.dir());
+      log(req, "autofuse: compile of " + tag_of(req) + " failed with the precompiled header " +
+                   *pch + " but not without it; not using it in this process (" +
+                   pch_output.substr(0, pch_output.find('\n')) + ")");
+    }
   }
-  struct stat st;
-  if (!e.ok() || stat(tmp_so.c_str(), &st) != 0) {
+  if (!ok) {
     unlink(tmp_so.c_str());
     std::string what = e.ok() ? "exit 0 but no output file" : e.describe();
     throw ToolchainError("autofuse: C++ compile of " + tag_of(req) + " failed (" + req.cxx + " " +
@@ -228,10 +222,36 @@ std::shared_ptr<runtime::LoadedModule> load_or_build(const CompileRequest& req,
 
 }  // namespace
 
+bool is_keyed_header(const std::string& name) {
+  if (name == "autofuse_abi.h") return true;
+  return name.rfind("autofuse_cpu", 0) == 0 && name.size() > 2 &&
+         name.compare(name.size() - 2, 2, ".h") == 0;
+}
+
+void hash_keyed_headers(const std::vector<std::string>& dirs, Hasher128& h) {
+  for (const auto& dir : dirs) {
+    h.field("include-dir").field(dir);
+    std::vector<std::string> names;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d))
+        if (is_keyed_header(e->d_name)) names.push_back(e->d_name);
+      closedir(d);
+    }
+    std::sort(names.begin(), names.end());
+    for (const auto& name : names) {
+      std::string text;
+      if (!read_file(dir + "/" + name, &text)) text = "<unreadable>";
+      h.field(name).field(text);
+    }
+  }
+}
+
 std::vector<std::string> compile_command(const CompileRequest& req, const std::string& source_path,
-                                         const std::string& output_path) {
+                                         const std::string& output_path,
+                                         const std::string& pch_dir) {
   std::vector<std::string> argv{req.cxx};
   argv.insert(argv.end(), req.flags.begin(), req.flags.end());
+  if (!pch_dir.empty()) argv.push_back("-I" + pch_dir);
   for (const auto& d : req.include_dirs) argv.push_back("-I" + d);
   argv.insert(argv.end(), {"-shared", "-fPIC", "-o", output_path, source_path});
   for (const auto& l : req.libs) argv.push_back("-l" + l);
@@ -252,7 +272,7 @@ std::string cache_key(const CompileRequest& req) {
     native = native || a.find("=native") != std::string::npos;
   }
   if (native) h.field(host_cpu_identity());
-  hash_headers(req.include_dirs, h);
+  hash_keyed_headers(req.include_dirs, h);
   return h.digest().hex();
 }
 

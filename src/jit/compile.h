@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "jit/hash.h"
 #include "jit/stats.h"
 
 namespace af::runtime {
@@ -24,6 +25,7 @@ struct CompileRequest {
   std::string cache_dir;                  // empty = default_cache_dir()
   std::string tag;                        // kernel/graph name for messages and temp file names
   std::function<void(const std::string&)> log;  // receives log lines; may be empty
+  bool pch = true;  // use a precompiled autofuse_cpu.h when the source starts with it (jit/pch.h)
 };
 
 /// The cache key of a request (32 hex digits): FNV-1a-128 of the source, the compiler identity,
@@ -31,9 +33,18 @@ struct CompileRequest {
 /// `<cxx> --version` once per process; throws ToolchainError when the compiler is missing.
 std::string cache_key(const CompileRequest& req);
 
-/// The compiler's argv for building `source_path` into the shared object `output_path`.
+/// The compiler's argv for building `source_path` into the shared object `output_path`; a
+/// non-empty `pch_dir` (see jit/pch.h) goes first among the -I dirs.
 std::vector<std::string> compile_command(const CompileRequest& req, const std::string& source_path,
-                                         const std::string& output_path);
+                                         const std::string& output_path,
+                                         const std::string& pch_dir = "");
+
+/// Is `name` a runtime header whose edits must invalidate cached objects (autofuse_abi.h,
+/// autofuse_cpu*.h)?
+bool is_keyed_header(const std::string& name);
+
+/// Mixes every include dir and the names and contents of its keyed headers (sorted) into `h`.
+void hash_keyed_headers(const std::vector<std::string>& dirs, Hasher128& h);
 
 /// Returns the loaded module for `req`: from this process's memo, else from the verified disk
 /// cache, else compiled now (then published to the cache). Adds to *stats (may be null).
