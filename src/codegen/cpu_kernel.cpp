@@ -381,6 +381,17 @@ class KernelPrinter {
         pattern.replace(pos, call.size(), "af_" + n.op + "_" + mode + "(");
       }
     }
+    auto round = n.attrs.find("round");
+    if (round != n.attrs.end()) {
+      // div_floor / div_trunc computing f16/bf16 values with eager's per-step rounding.
+      const std::string* to = std::get_if<std::string>(&round->second);
+      std::string call = "af_" + n.op + "(";
+      size_t pos = pattern.find(call);
+      if (!to || (*to != "f16" && *to != "bf16") || pos == std::string::npos ||
+          (n.op != "div_floor" && n.op != "div_trunc"))
+        fail(g_, "%" + n.name + " (" + n.op + "): unsupported attribute round");
+      pattern.replace(pos, call.size(), "af_" + n.op + "_" + *to + "(");
+    }
     return format_expr(pattern, args);
   }
 

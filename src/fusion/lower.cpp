@@ -64,6 +64,10 @@ class KernelBuilder {
       c.op = def->cls == OpClass::Broadcast ? "broadcast" : n_.kind;
       c.inputs = args;
       if (def->cls == OpClass::Elementwise) c.attrs = n_.attrs;
+      // Eager rounds the steps of a rounding division to f16/bf16 (see af_div_floor_f16).
+      if ((n_.kind == "div_floor" || n_.kind == "div_trunc") &&
+          is_low_precision_float(n_.type.dtype))
+        c.attrs["round"] = std::string(dtype_name(n_.type.dtype));
       c.out = local_tensor(compute_dtype(n_.type.dtype), axes_, n_.type.shape);
       value = add(std::move(c));
     }

@@ -110,3 +110,17 @@ def test_launch_failure_falls_back_to_eager(caplog):
     torch.testing.assert_close(got, torch.exp(x) - 1)
     torch.testing.assert_close(again, got)
     assert sum("failed at run time" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_low_precision_rounding_division_matches_eager():
+    # Eager rounds the quotient to f16/bf16 before trunc, and div_floor on f16/bf16 rounds each
+    # step of its algorithm; an f32 quotient rounded once differs (e.g. 0.5732 / 0.01686: eager
+    # trunc gives 34, the f32 quotient 33.998 truncs to 33).
+    def fn(a, b, c, d):
+        return (torch.div(a, b, rounding_mode="trunc"), torch.div(a, b, rounding_mode="floor"),
+                torch.div(c, d, rounding_mode="trunc"), torch.div(c, d, rounding_mode="floor"))
+
+    a = torch.randn(4, 1000, dtype=torch.float16) * 10
+    b = torch.randn(4, 1000, dtype=torch.float16) * 0.01
+    b[0, :7] = 0
+    check(fn, a, b, a.to(torch.bfloat16), b.to(torch.bfloat16))

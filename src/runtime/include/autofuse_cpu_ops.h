@@ -132,6 +132,32 @@ AF_INLINE af_vf af_div_floor(af_vf a, af_vf b) {
   return af_select_(af_eq(b, zero), basic, fl);
 }
 
+/* div_floor / div_trunc of f16 or bf16 operands (the kernel attribute round = "f16"/"bf16"):
+ * eager computes these in the narrow type, rounding every intermediate step (c10::Half
+ * arithmetic in div_floor_floating; trunc of the rounded quotient), so the result can differ
+ * from the f32 algorithm rounded once. R rounds an f32 value to the narrow type. */
+#define AF_DIV_ROUNDED(T)                                                                          \
+  AF_INLINE af_vf af_div_trunc_##T(af_vf a, af_vf b) {                                             \
+    return af_trunc(af_round_##T(af_div(a, b)));                                                   \
+  }                                                                                                \
+  AF_INLINE af_vf af_div_floor_##T(af_vf a, af_vf b) {                                             \
+    const af_vf zero = af_splat(0.0f), one = af_splat(1.0f), half = af_splat(0.5f);                \
+    const af_vf basic = af_round_##T(af_div(a, b));                                                \
+    const af_vf mod = af_fmod_(a, b); /* exact: representable in T */                              \
+    af_vf div = af_round_##T(af_div(af_round_##T(af_sub(a, mod)), b));                             \
+    const af_vm adjust =                                                                           \
+        af_mask_and_(af_ne(mod, zero), af_mask_xor_(af_lt(b, zero), af_lt(mod, zero)));            \
+    div = af_select_(adjust, af_round_##T(af_sub(div, one)), div);                                 \
+    af_vf fl = af_floor(div);                                                                      \
+    fl =                                                                                           \
+        af_select_(af_gt(af_round_##T(af_sub(div, fl)), half), af_round_##T(af_add(fl, one)), fl); \
+    fl = af_select_(af_eq(div, zero), af_bits_and_(basic, af_splat(-0.0f)), fl);                   \
+    return af_select_(af_eq(b, zero), basic, fl);                                                  \
+  }
+AF_DIV_ROUNDED(f16)
+AF_DIV_ROUNDED(bf16)
+#undef AF_DIV_ROUNDED
+
 /* ---- min / max / clamp: NaN in any operand gives NaN (torch.maximum, torch.clamp) ---- */
 AF_INLINE af_vf af_maximum(af_vf a, af_vf b) {
   return af_select_(af_unordered_(a, b), af_add(a, b), af_max_x86_(a, b));
