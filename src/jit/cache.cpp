@@ -14,13 +14,13 @@
 #include <sstream>
 #include <vector>
 
+#include "jit/file_io.h"
 #include "support/error.h"
 
 namespace af::jit {
 namespace {
 
 constexpr const char* kMetaMagic = "autofuse-cache-meta 1";
-constexpr size_t kMaxMetaBytes = 1 << 16;
 
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
@@ -44,44 +44,6 @@ std::string absolute(std::string path) {
 [[noreturn]] void refuse(const std::string& dir, const std::string& why) {
   throw ToolchainError("autofuse: refusing JIT cache directory '" + dir + "': " + why +
                        " (it must be a private directory: yours, mode 0700, not a symlink)");
-}
-
-/// Reads a whole small file without following symlinks; nullopt when absent or too big.
-std::optional<std::string> read_small_file(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() > kMaxMetaBytes) {
-      close(fd);
-      return std::nullopt;
-    }
-  }
-  close(fd);
-  return out;
-}
-
-/// Writes `data` to a new file `path` (mode 0600, must not exist).
-bool write_new_file(const std::string& path, const std::string& data) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      close(fd);
-      unlink(path.c_str());
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return close(fd) == 0;
 }
 
 }  // namespace

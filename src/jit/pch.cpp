@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "jit/cache.h"
+#include "jit/file_io.h"
 #include "jit/hash.h"
 #include "jit/toolchain.h"
 #include "support/error.h"
@@ -33,7 +34,6 @@ namespace {
 
 constexpr const char* kMetaMagic = "autofuse-pch-meta 1";
 constexpr const char* kMetaName = "pch.meta";
-constexpr size_t kMaxMetaBytes = 1 << 16;
 
 /// What this process knows about one PCH directory.
 struct PchMemo {
@@ -116,48 +116,6 @@ std::vector<std::string> keyed_headers_in(const std::string& dir) {
   }
   std::sort(names.begin(), names.end());
   return names;
-}
-
-/// Reads a small file without following symlinks; nullopt when absent, unreadable or too big.
-std::optional<std::string> read_small_file(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() > kMaxMetaBytes) {
-      close(fd);
-      return std::nullopt;
-    }
-  }
-  close(fd);
-  return out;
-}
-
-/// Writes `data` to the new file `path` (mode 0600, must not exist).
-bool write_new_file(const std::string& path, const std::string& data) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      close(fd);
-      unlink(path.c_str());
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return close(fd) == 0;
 }
 
 /// A file name the meta may list: plain, no '/', not hidden.
