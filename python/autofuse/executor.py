@@ -26,6 +26,19 @@ _KERNEL, _KERNEL_DYN, _EAGER = 0, 1, 2
 _POOL_MIN_BYTES = 1 << 20  # kernel outputs this large are recycled (see _OutputPool)
 
 
+def _pool_only_refcount() -> int:
+    """sys.getrefcount of a tensor referenced only by a list, read in the loop shape of
+    _OutputPool.take. Measured, not assumed: interpreters differ in the references a loop
+    variable and the call itself add, and a wrong constant could recycle a live tensor."""
+    buffers = [torch.empty(0)]
+    for t in buffers:
+        return sys.getrefcount(t)
+    return -1
+
+
+_POOL_ONLY_REFS = _pool_only_refcount()
+
+
 class _OutputPool:
     """Recycles a large kernel output buffer once nobody but the pool holds it.
 
@@ -43,8 +56,9 @@ class _OutputPool:
 
     def take(self) -> torch.Tensor:
         for t in self.buffers:
-            # refs: the list slot and getrefcount's argument; storage: t and the temporary.
-            if (sys.getrefcount(t) == 3 and t._use_count() == 1
+            # Python refs: the pool's alone (the count this interpreter reports for that, see
+            # _pool_only_refcount); storage: t and the temporary untyped_storage() object.
+            if (sys.getrefcount(t) == _POOL_ONLY_REFS and t._use_count() == 1
                     and torch._C._storage_Use_Count(t.untyped_storage()._cdata) == 2):
                 return t
         t = torch.empty_strided(self.shape, self.strides, dtype=self.dtype)
