@@ -228,17 +228,21 @@ bool is_keyed_header(const std::string& name) {
          name.compare(name.size() - 2, 2, ".h") == 0;
 }
 
+std::vector<std::string> keyed_headers_in(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (is_keyed_header(e->d_name)) names.push_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 void hash_keyed_headers(const std::vector<std::string>& dirs, Hasher128& h) {
   for (const auto& dir : dirs) {
     h.field("include-dir").field(dir);
-    std::vector<std::string> names;
-    if (DIR* d = opendir(dir.c_str())) {
-      while (dirent* e = readdir(d))
-        if (is_keyed_header(e->d_name)) names.push_back(e->d_name);
-      closedir(d);
-    }
-    std::sort(names.begin(), names.end());
-    for (const auto& name : names) {
+    for (const auto& name : keyed_headers_in(dir)) {
       std::string text;
       if (!read_file(dir + "/" + name, &text)) text = "<unreadable>";
       h.field(name).field(text);

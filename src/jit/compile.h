@@ -43,6 +43,9 @@ std::vector<std::string> compile_command(const CompileRequest& req, const std::s
 /// autofuse_cpu*.h)?
 bool is_keyed_header(const std::string& name);
 
+/// The keyed headers of `dir`, sorted by name (empty when `dir` cannot be read).
+std::vector<std::string> keyed_headers_in(const std::string& dir);
+
 /// Mixes every include dir and the names and contents of its keyed headers (sorted) into `h`.
 void hash_keyed_headers(const std::vector<std::string>& dirs, Hasher128& h);
 

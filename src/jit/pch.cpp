@@ -106,18 +106,6 @@ std::optional<std::string> header_dir(const CompileRequest& req) {
   return std::nullopt;
 }
 
-/// The keyed headers of `dir`, sorted.
-std::vector<std::string> keyed_headers_in(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d))
-      if (is_keyed_header(e->d_name)) names.push_back(e->d_name);
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 /// A file name the meta may list: plain, no '/', not hidden.
 bool plain_name(const std::string& name) {
   return !name.empty() && name[0] != '.' && name.find('/') == std::string::npos;

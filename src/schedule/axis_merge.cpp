@@ -17,6 +17,23 @@ bool is_one(const sym::Expr& e) {
   return e == sym::Expr(1);
 }
 
+/// `l` restricted to the loop dims `dims`, in that order (every tensor follows).
+LoopLayout select_dims(const LoopLayout& l, const std::vector<size_t>& dims) {
+  LoopLayout out;
+  out.first_store = l.first_store;
+  for (size_t d : dims) {
+    out.dims.push_back(l.dims[d]);
+    out.sizes.push_back(l.sizes[d]);
+  }
+  for (const TensorLayout& t : l.tensors) {
+    TensorLayout nt;
+    nt.node = t.node;
+    for (size_t d : dims) nt.dims.push_back(t.dims[d]);
+    out.tensors.push_back(std::move(nt));
+  }
+  return out;
+}
+
 /// The layout of node `n` over `loop`; missing axes are broadcast (repeat 1, stride 0).
 TensorLayout layout_of(const ascir::AscGraph& g, int node, const std::vector<int>& loop) {
   const ascir::AscNode& n = g.nodes[node];
@@ -101,18 +118,7 @@ void drop_unit_dims(LoopLayout& l) {
   for (size_t d = 0; d < l.dims.size(); ++d)
     if (!is_one(l.sizes[d])) keep.push_back(d);
   if (keep.empty() && !l.dims.empty()) keep.push_back(l.dims.size() - 1);
-  LoopLayout out;
-  out.first_store = l.first_store;
-  for (size_t d : keep) {
-    out.dims.push_back(l.dims[d]);
-    out.sizes.push_back(l.sizes[d]);
-  }
-  for (const TensorLayout& t : l.tensors) {
-    TensorLayout nt;
-    nt.node = t.node;
-    for (size_t d : keep) nt.dims.push_back(t.dims[d]);
-    out.tensors.push_back(std::move(nt));
-  }
+  LoopLayout out = select_dims(l, keep);
   // A kept size-1 dim: data read element 0 (stride 0), stores write it (stride 1).
   for (size_t d = 0; d < out.dims.size(); ++d) {
     if (!is_one(out.sizes[d])) continue;
@@ -132,19 +138,7 @@ void reorder_by_store(LoopLayout& l) {
   std::vector<size_t> order(l.dims.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
-  LoopLayout out;
-  out.first_store = l.first_store;
-  for (size_t d : order) {
-    out.dims.push_back(l.dims[d]);
-    out.sizes.push_back(l.sizes[d]);
-  }
-  for (const TensorLayout& t : l.tensors) {
-    TensorLayout nt;
-    nt.node = t.node;
-    for (size_t d : order) nt.dims.push_back(t.dims[d]);
-    out.tensors.push_back(std::move(nt));
-  }
-  l = std::move(out);
+  l = select_dims(l, order);
 }
 
 void merge_dims(LoopLayout& l) {
