@@ -2,11 +2,13 @@
 the same run, so every number is read against this machine's bandwidth right now."""
 import statistics
 import time
+from typing import Callable, Dict, Tuple
 
 import torch
 
 
-def median_seconds(fn, repeats: int, warmup: int = 3) -> float:
+def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 3) -> float:
+    """Median wall time of `repeats` calls of fn() after `warmup` untimed calls."""
     for _ in range(warmup):
         fn()
     times = []
@@ -17,6 +19,40 @@ def median_seconds(fn, repeats: int, warmup: int = 3) -> float:
     return statistics.median(times)
 
 
+def interleaved_medians(fns: Dict[str, Callable[[], object]], rounds: int, inner: int = 1,
+                        warmup: int = 2, settle: int = 0) -> Tuple[Dict[str, float], Dict[str, float]]:
+    """(median, fastest) seconds per call of each fn, timed round-robin: every round times
+    `inner` calls of each fn in turn, so a burst of load from other processes on a shared
+    machine hits all of them alike instead of whichever happened to be running. `settle`
+    untimed calls precede each timed block, so what the previous fn left behind (OpenMP workers
+    still spinning after their parallel region) is not charged to the next one."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    samples: Dict[str, list] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            for _ in range(settle):
+                fn()
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / inner)
+    medians = {name: statistics.median(ts) for name, ts in samples.items()}
+    return medians, {name: min(ts) for name, ts in samples.items()}
+
+
+def rounds_for(fns: Dict[str, Callable[[], object]], budget_s: float, lo: int, hi: int) -> int:
+    """How many interleaved rounds of one call each fit in `budget_s`, clamped to [lo, hi];
+    estimated from one (already warm) call of each fn."""
+    per_round = 0.0
+    for fn in fns.values():
+        t0 = time.perf_counter()
+        fn()
+        per_round += time.perf_counter() - t0
+    return max(lo, min(hi, int(budget_s / max(per_round, 1e-9))))
+
+
 def triad_gbps(n: int = 32 * 1024 * 1024, repeats: int = 15) -> float:
     """STREAM triad a = b + s*c with one ATen kernel (torch.add with alpha, out=): 3 arrays of n
     fp32 moved per run (STREAM counting: no write-allocate)."""
@@ -25,3 +61,19 @@ def triad_gbps(n: int = 32 * 1024 * 1024, repeats: int = 15) -> float:
     a = torch.empty(n)
     t = median_seconds(lambda: torch.add(b, c, alpha=3.0, out=a), repeats)
     return 3 * n * 4 / t / 1e9
+
+
+def max_abs_error(got: torch.Tensor, expected: torch.Tensor) -> float:
+    """max |got - expected| computed in float64 (0.0 for empty tensors)."""
+    if got.numel() == 0:
+        return 0.0
+    return (got.double() - expected.double()).abs().max().item()
+
+
+def within_tolerance(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Whether torch.testing.assert_close accepts got with its default tolerances for the dtype."""
+    try:
+        torch.testing.assert_close(got, expected)
+        return True
+    except AssertionError:
+        return False

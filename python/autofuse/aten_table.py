@@ -285,8 +285,8 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     ELEMENTWISE_RULES[getattr(aten, _name).Tensor] = compare(_name)
     ELEMENTWISE_RULES[getattr(aten, _name).Scalar] = compare(_name)
 
-# The ops the backend keeps out of the decomposition table because a rule above handles them
-# whole (decomposed, they would become several ops or lose their single-kind identity).
+# The ops the backend keeps out of the decomposition table because a rule in this file handles
+# them whole (decomposed, they would become several ops or lose their single-kind identity).
 NATIVE_OPS = [
     aten.silu.default,
     aten.gelu.default,
@@ -304,6 +304,10 @@ NATIVE_OPS = [
     aten.special_expm1.default,
     aten.special_log1p.default,
     aten.special_round.default,
+    # Reductions with their own reduce kind (the core table rewrites all() as not(any(not x))).
+    aten.all.default,
+    aten.all.dim,
+    aten.all.dims,
 ]
 
 # Core ATen ops outside the core decomposition table whose decompositions are chains of
@@ -312,6 +316,89 @@ EXTRA_DECOMPOSED = [
     aten.elu.default,
     aten.leaky_relu.default,
 ]
+
+
+# Reductions: ATen overload -> rule giving a Plan with kind reduce_*, one operand and attrs
+# dims (sorted, unique, non-negative) and keepdim (docs: the reduce contract). The operand is
+# read as the result dtype (sum/mean/prod with dtype= cast first, as eager); any/all read bool.
+_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def reduce_dims(dim: Any, rank: int, empty_is_all: bool = True) -> Union[List[int], str]:
+    """The sorted reduced dims of a reduction over `dim` (an int, a list, or None for all dims;
+    [] means all dims too when `empty_is_all`, as sum/mean/amax read it, and no dims for
+    any/all.dims) of a rank-`rank` operand, or why the IR cannot express them."""
+    if dim is None:
+        dims = list(range(rank))
+    elif isinstance(dim, int):
+        dims = [dim]
+    else:
+        dims = list(dim) or (list(range(rank)) if empty_is_all else [])
+    if rank == 0:
+        return "reduction of a rank-0 tensor"
+    if not dims:
+        return "reduction over no dims"
+    if any(not isinstance(d, int) or not -rank <= d < rank for d in dims):
+        return f"reduction dims {dims} out of range for rank {rank}"
+    out = sorted({_norm_dim(d, rank) for d in dims})
+    if len(out) != len(dims):
+        return f"repeated reduction dims {dims}"
+    return out
+
+
+def reduce_rule(kind: str, dim_key: Optional[str] = "dim", bool_operand: bool = False) -> Rule:
+    """kind(self) over args[dim_key] (None: over all dims) with args["keepdim"] (default 0).
+
+    Numeric reductions read the operand as the result dtype (which is `dtype=` when given);
+    `bool_operand` (any/all) reads it as bool (x != 0), from a float or bool source only."""
+
+    def rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+        src = meta_of(a["self"])
+        if not isinstance(src, torch.Tensor):
+            return "operand is not a tensor"
+        dims = reduce_dims(a.get(dim_key) if dim_key else None, src.dim(), empty_is_all=not bool_operand)
+        if isinstance(dims, str):
+            return dims
+        if bool_operand:
+            if src.dtype not in _FLOAT_DTYPES + (torch.bool,):
+                return f"{kind} of a {src.dtype} tensor (only float and bool are fused)"
+            dtype = torch.bool
+        else:
+            dtype = out.dtype
+        if kind == "reduce_prod" and dtype in (torch.float16, torch.bfloat16):
+            # Kernels accumulate in f32; eager multiplies f16/bf16 in the input dtype, which
+            # differs beyond the low-precision tolerances.
+            return f"reduce_prod on {out.dtype} (eager accumulates it in {out.dtype}, kernels in f32)"
+        return _plan(kind, [a["self"]], [dtype], dims=dims, keepdim=int(bool(a.get("keepdim", False))))
+
+    return rule
+
+
+REDUCE_RULES: Dict[Any, Rule] = {
+    aten.sum.dim_IntList: reduce_rule("reduce_sum"),
+    aten.sum.default: reduce_rule("reduce_sum", None),
+    aten.mean.dim: reduce_rule("reduce_mean"),
+    aten.mean.default: reduce_rule("reduce_mean", None),
+    aten.prod.dim_int: reduce_rule("reduce_prod"),
+    aten.prod.default: reduce_rule("reduce_prod", None),
+    aten.amax.default: reduce_rule("reduce_max"),
+    aten.amin.default: reduce_rule("reduce_min"),
+    aten.max.default: reduce_rule("reduce_max", None),
+    aten.min.default: reduce_rule("reduce_min", None),
+    aten.any.dim: reduce_rule("reduce_any", bool_operand=True),
+    aten.any.dims: reduce_rule("reduce_any", bool_operand=True),
+    aten.any.default: reduce_rule("reduce_any", None, bool_operand=True),
+    aten.all.dim: reduce_rule("reduce_all", bool_operand=True),
+    aten.all.dims: reduce_rule("reduce_all", bool_operand=True),
+    aten.all.default: reduce_rule("reduce_all", None, bool_operand=True),
+}
+
+# (values, indices) reductions: max.dim / min.dim whose indices nobody reads are a reduce of
+# the values (fx_to_graph applies these only then; the rule sees the values' meta as `out`).
+VALUES_ONLY_RULES: Dict[Any, Rule] = {
+    aten.max.dim: reduce_rule("reduce_max"),
+    aten.min.dim: reduce_rule("reduce_min"),
+}
 
 
 # View ops: ATen overload -> (Graph IR view kind, attrs from (args, operand meta, out meta)).

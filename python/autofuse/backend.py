@@ -24,7 +24,7 @@ import torch
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 
-from . import aten_table
+from . import aten_table, decompositions
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
@@ -87,11 +87,13 @@ def _publish(rec: GraphRecord) -> None:
 @functools.lru_cache(maxsize=None)
 def decomposition_table() -> Dict[Any, Callable]:
     """Core ATen decompositions minus the ops autofuse maps whole to one registry kind, plus a
-    few decompositions into registry ops (aten_table.EXTRA_DECOMPOSED)."""
+    few decompositions into registry ops (aten_table.EXTRA_DECOMPOSED) and the norms /
+    softmax / var as elementwise + reduce chains (decompositions.py)."""
     from torch._decomp import core_aten_decompositions, get_decompositions
 
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(aten_table.EXTRA_DECOMPOSED))
+    table.update(decompositions.reduction_decompositions())
     for op in aten_table.NATIVE_OPS:
         table.pop(op, None)
     return table
@@ -122,8 +124,10 @@ def _fallback(rec: GraphRecord, gm: torch.fx.GraphModule, why: str, warn: bool) 
     return _eager(gm)
 
 
-def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: CompilerConfig, tag: str) -> Callable:
-    """Compiles one ATen FX graph; returns a boxed callable (the eager graph on any failure)."""
+def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: CompilerConfig, tag: str,
+                  settings: Optional[Dict[str, Any]] = None) -> Callable:
+    """Compiles one ATen FX graph; returns a boxed callable (the eager graph on any failure, and
+    with --enable_autofuse=false). `settings`: config.fusion_settings(), computed when None."""
     configure_from_env()
     n = next(_counter)
     name = f"g{n}" if tag != "bw" else f"g{n}_bw"
@@ -132,6 +136,9 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
         os.makedirs(config.dump_dir, exist_ok=True)
         with open(os.path.join(config.dump_dir, f"{name}.fx.txt"), "w") as f:
             f.write(gm.print_readable(print_output=False))
+    settings = settings if settings is not None else config.fusion_settings()
+    if not settings["enable_autofuse"]:
+        return _fallback(rec, gm, "autofuse is off (--enable_autofuse=false)", False)
     devices = {a.device.type for a in example_inputs if isinstance(a, torch.Tensor)}
     if devices - {"cpu"}:
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
@@ -156,6 +163,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
             cache_dir=config.cache_dir,
             cxx=config.cxx,
             enable_fusion=config.enable_fusion,
+            flags=settings["flags"],
             log=lambda line: logger.debug("%s: %s", name, line),
         )
     except (_C.CompileError, _C.ToolchainError) as e:
@@ -202,10 +210,11 @@ def fused_op_count(rec: GraphRecord) -> int:
 def get_backend(config: Optional[CompilerConfig] = None) -> Callable:
     """A torch.compile backend with explicit options (TorchAir style)."""
     config = config or CompilerConfig()
+    settings = config.fusion_settings()  # a bad AUTOFUSE_FLAGS fails here, before any compile
     return aot_autograd(
-        fw_compiler=functools.partial(compile_graph, config=config, tag="fw"),
-        bw_compiler=functools.partial(compile_graph, config=config, tag="bw"),
-        inference_compiler=functools.partial(compile_graph, config=config, tag="inference"),
+        fw_compiler=functools.partial(compile_graph, config=config, tag="fw", settings=settings),
+        bw_compiler=functools.partial(compile_graph, config=config, tag="bw", settings=settings),
+        inference_compiler=functools.partial(compile_graph, config=config, tag="inference", settings=settings),
         decompositions=decomposition_table(),
     )
 

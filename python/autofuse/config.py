@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Any, Dict, Optional, Sequence, Union
 
 
 def _env_str(name: str, default: str = "") -> str:
@@ -27,6 +28,26 @@ class CompilerConfig:
       cxx              CXX                  the system C++ compiler (default "g++")
       enable_fusion    AUTOFUSE_FUSION      false: every fusible op its own kernel
       fallback_on_error                     on a compile error run the graph eagerly (warn)
+
+    Fusion settings (README "AUTOFUSE_FLAGS"). `autofuse_flags` is CANN AutoFuse's flag text,
+    "--key=value;--key=value", by default the environment variable AUTOFUSE_FLAGS. The typed
+    fields set the same settings and win over the text; None keeps the text's (or the default)
+    value:
+      autofuse_flags           AUTOFUSE_FLAGS            e.g. "--autofuse_disable_pass=reduce"
+      enable_autofuse          --enable_autofuse         False: graphs run eagerly, no kernels
+                                                         (CANN: AutoFuse off); default True
+      enable_passes            --autofuse_enable_pass    passes to turn on ("a,b" or a list):
+                                                         elementwise, broadcast, reduce, concat
+      disable_passes           --autofuse_disable_pass   passes to turn off: reduce, concat
+                                                         (wins over enable_passes)
+      max_fusion_size          --max_fusion_size         most compute nodes per kernel (64)
+      max_fusion_inputs        --max_fusion_inputs       most inputs per kernel (8)
+      recomputation_threshold  --recomputation_threshold 0..255 (1)
+      max_reduce_epilogue      --max_reduce_epilogue     most ops after a reduce in its kernel (32)
+    fusion_settings() combines them and raises FlagError (a ValueError, autofuse._C.FlagError)
+    naming the bad flag; get_backend() calls it, so a bad setting fails before any compile and
+    never becomes an eager fallback. enable_fusion=False (one kernel per op) is separate and
+    wins over the flags.
     """
 
     dump_dir: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_DUMP"))
@@ -36,6 +57,51 @@ class CompilerConfig:
         default_factory=lambda: _env_bool("AUTOFUSE_FUSION", True)
     )
     fallback_on_error: bool = True
+    autofuse_flags: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_FLAGS"))
+    enable_autofuse: Optional[bool] = None
+    enable_passes: Optional[Union[str, Sequence[str]]] = None
+    disable_passes: Optional[Union[str, Sequence[str]]] = None
+    max_fusion_size: Optional[int] = None
+    max_fusion_inputs: Optional[int] = None
+    recomputation_threshold: Optional[int] = None
+    max_reduce_epilogue: Optional[int] = None
+
+    def fusion_settings(self) -> Dict[str, Any]:
+        """The effective fusion settings: `autofuse_flags`, then the typed fields on top.
+
+        A dict (enable_autofuse, passes, max_fusion_size, max_fusion_inputs,
+        recomputation_threshold, max_reduce_epilogue, and "flags": all of them as canonical
+        AUTOFUSE_FLAGS text). Raises FlagError naming the flag on a bad setting.
+        """
+        from . import _C
+
+        base = _C.parse_flags(self.autofuse_flags or "")["flags"]
+        return _C.parse_flags(self._field_flags(), base=base, source="CompilerConfig")
+
+    def _field_flags(self) -> str:
+        """The typed fields that are set, as AUTOFUSE_FLAGS text."""
+        from . import _C
+
+        def text(flag: str, value: Any) -> str:
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            elif not isinstance(value, str) and flag.endswith("_pass"):
+                value = ",".join(str(v) for v in value)
+            value = str(value)
+            if ";" in value:
+                raise _C.FlagError(f"CompilerConfig: bad value {value!r} for {flag} (';' separates flags)")
+            return f"{flag}={value}"
+
+        fields = [
+            ("--enable_autofuse", self.enable_autofuse),
+            ("--autofuse_enable_pass", self.enable_passes),
+            ("--autofuse_disable_pass", self.disable_passes),
+            ("--max_fusion_size", self.max_fusion_size),
+            ("--max_fusion_inputs", self.max_fusion_inputs),
+            ("--recomputation_threshold", self.recomputation_threshold),
+            ("--max_reduce_epilogue", self.max_reduce_epilogue),
+        ]
+        return ";".join(text(flag, value) for flag, value in fields if value is not None)
 
     def replace(self, **changes) -> "CompilerConfig":
         """A copy with some fields changed."""

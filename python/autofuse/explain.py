@@ -1,28 +1,74 @@
 """autofuse.explain(fn, *inputs): compile and run `fn` with autofuse and report what was fused.
 
-The report lists, per compiled graph, each kernel with the ATen ops (FX node targets) it holds,
-every ATen op left to ATen with its reason, and the counts (kernels, ATen ops replaced).
+The report lists, per compiled graph, each kernel with the ATen ops (FX node targets) and Graph
+IR ops it holds, the bytes it reads and writes against what eager moves for the same ops, its
+TilingCases; every ATen op left to ATen with its reason; every fusion the policy declined with
+its reason; and the counts (kernels, ATen ops replaced). With a picture directory (the config's
+dump_dir / AUTOFUSE_DUMP, or `picture_dir=`) it also draws each fused graph there:
+`<graph>.fused.dot`, rendered to `.svg` and `.png` by Graphviz `dot`.
+
+Bytes are counted at the size hints, as the C++ DOT printer counts them (fusion/dot.h): a kernel
+reads its distinct inputs and writes its outputs; unfused, each op reads its distinct operands
+and writes its result, broadcasts and views move nothing (eager expands and aliases, so an
+operand made by a broadcast is read at its source's size), consts are literals (0 bytes), and a
+value counts the elements its strides address (a stride-0 dim once).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, List, Optional, Tuple
+import functools
+import os
+import re
+import shutil
+import subprocess
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
 from .backend import GraphRecord, collect_records, fused_op_count, get_backend
 from .config import CompilerConfig
+from .fx_to_graph import Translation
+from .ir_nodes import GNode
+from .log import logger
+
+# Seconds one `dot` run may take before explain gives up on the picture.
+DOT_TIMEOUT_S = 60.0
 
 
 @dataclasses.dataclass
 class KernelReport:
-    """One generated kernel: its name and the ATen ops it computes (FX targets, in order)."""
+    """One generated kernel: the ops it computes and the memory traffic it saves."""
 
     name: str
-    aten_ops: List[str]
-    node_names: List[str]
-    extra: List[str]  # synthesized nodes (casts, broadcasts, layout views) inside it
+    aten_ops: List[str]  # FX targets of the ATen ops it computes, in order
+    node_names: List[str]  # Graph IR value names of all its ops
+    extra: List[str]  # synthesized nodes (casts, broadcasts) inside it: "kind %name"
+    ops: List[Tuple[str, str]] = dataclasses.field(default_factory=list)  # Graph IR (kind, name)
+    bytes_read: int = 0  # its distinct inputs, at the size hints
+    bytes_written: int = 0  # its outputs
+    unfused_bytes: int = 0  # what eager moves for the same ops
+    tiling_cases: List[str] = dataclasses.field(default_factory=list)  # index = tiling_key
+
+    @property
+    def saved_bytes(self) -> int:
+        """Bytes of memory traffic the fusion saves (unfused - read - written)."""
+        return self.unfused_bytes - self.bytes_read - self.bytes_written
+
+
+@dataclasses.dataclass
+class RejectedFusion:
+    """A fusion the policy declined: producer -> consumer (Graph IR values, "%3"), or two
+    sibling kernels reading a common input (named by their last ops)."""
+
+    producer: str
+    consumer: str
+    reason: str
+    sibling: bool = False
+
+    def __str__(self) -> str:
+        pair = f"siblings {self.producer}, {self.consumer}" if self.sibling else f"{self.producer} -> {self.consumer}"
+        return f"{pair}: {self.reason}"
 
 
 @dataclasses.dataclass
@@ -37,6 +83,14 @@ class GraphReport:
     fx_ops: int
     fused_ops: int
     fallback: str
+    rejected: List[RejectedFusion] = dataclasses.field(default_factory=list)
+    dot: str = ""  # the FusedGraph as Graphviz DOT ("" when the graph runs eagerly)
+    pictures: Dict[str, str] = dataclasses.field(default_factory=dict)  # "dot"/"svg"/"png" -> path
+
+    @property
+    def fallbacks(self) -> List[Tuple[str, str, str]]:
+        """The ATen ops left to ATen: (ATen op, FX node name, reason)."""
+        return self.left_out
 
 
 @dataclasses.dataclass
@@ -64,19 +118,118 @@ class ExplainReport:
             f"{self.fused_ops} of {self.total_ops} ATen ops replaced by kernels"
         ]
         for g in self.graphs:
-            head = f"graph {g.name} ({g.tag}): {len(g.kernels)} kernel(s), {g.fused_ops}/{g.fx_ops} ATen ops fused"
-            lines.append(head + (f" -- runs eagerly: {g.fallback}" if g.fallback else ""))
-            for k in g.kernels:
-                extra = f" (+ {', '.join(k.extra)})" if k.extra else ""
-                lines.append(f"  kernel {k.name}: {', '.join(k.aten_ops)}{extra}")
-            if g.absorbed:
-                ops = ", ".join(f"{op} (%{node})" for op, node in g.absorbed)
-                lines.append(f"  folded into kernel broadcasts: {ops}")
-            if g.left_out:
-                lines.append("  left to ATen:")
-                for op, node, reason in g.left_out:
-                    lines.append(f"    {op} (%{node}): {reason}")
+            lines.extend(_graph_lines(g))
         return "\n".join(lines)
+
+
+def human_bytes(n: int) -> str:
+    """'512 B', '1.5 KiB', '24.0 MiB' (as the DOT labels)."""
+    if n < 1024:
+        return f"{n} B"
+    v = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        v /= 1024
+        if v < 1024 or unit == "TiB":
+            return f"{v:.1f} {unit}"
+    return f"{n} B"  # unreachable
+
+
+def _graph_lines(g: GraphReport) -> List[str]:
+    head = f"graph {g.name} ({g.tag}): {len(g.kernels)} kernel(s), {g.fused_ops}/{g.fx_ops} ATen ops fused"
+    lines = [head + (f" -- runs eagerly: {g.fallback}" if g.fallback else "")]
+    if g.kernels:
+        rows = [("kernel", "ops", "read", "written", "unfused", "saved", "tiling cases")]
+        for k in g.kernels:
+            saved = f"{100 * k.saved_bytes / k.unfused_bytes:.0f}%" if k.unfused_bytes else "-"
+            rows.append((
+                k.name, str(len(k.ops)), human_bytes(k.bytes_read), human_bytes(k.bytes_written),
+                human_bytes(k.unfused_bytes), saved, ", ".join(k.tiling_cases) or "-",
+            ))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:6], widths[1:6])] + [r[6]]
+            lines.append("  " + "  ".join(cells).rstrip())
+    for k in g.kernels:
+        extra = f" (+ {', '.join(k.extra)})" if k.extra else ""
+        lines.append(f"  kernel {k.name}: {', '.join(k.aten_ops)}{extra}")
+        lines.append(f"    Graph IR: {', '.join(f'{kind} %{name}' for kind, name in k.ops)}")
+    if g.absorbed:
+        ops = ", ".join(f"{op} (%{node})" for op, node in g.absorbed)
+        lines.append(f"  folded into kernel broadcasts: {ops}")
+    if g.left_out:
+        lines.append("  left to ATen:")
+        lines.extend(f"    {op} (%{node}): {reason}" for op, node, reason in g.left_out)
+    if g.rejected:
+        lines.append("  rejected fusions:")
+        lines.extend(f"    {r}" for r in g.rejected)
+    if g.pictures:
+        lines.append("  picture: " + ", ".join(g.pictures[k] for k in ("svg", "png", "dot") if k in g.pictures))
+    return lines
+
+
+# Bytes ---------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _free_kinds() -> frozenset:
+    """Graph IR kinds that move no data eagerly: broadcast and the views (C++ registry)."""
+    from . import _C
+
+    return frozenset(k for k, (cls, _a, _d) in _C.op_registry().items() if cls in ("broadcast", "view"))
+
+
+def graph_hints(graph_text: str) -> Dict[str, int]:
+    """Size symbol -> hint, from the Graph IR header `graph @NAME(s0 = 8, s1 = 3) {`."""
+    m = re.match(r"\s*graph @[\w.]+\(([^)]*)\)", graph_text)
+    hints: Dict[str, int] = {}
+    if m:
+        for part in filter(None, (p.strip() for p in m.group(1).split(","))):
+            name, _, value = part.partition("=")
+            hints[name.strip()] = int(value)
+    return hints
+
+
+def _at_hints(e: Any, hints: Dict[str, int]) -> int:
+    if isinstance(e, int):
+        return e
+    return int(e.subs({s: hints[str(s)] for s in e.free_symbols}))
+
+
+def value_bytes(node: GNode, hints: Dict[str, int]) -> int:
+    """Bytes of a value at the hints: the elements its strides address; consts count 0."""
+    t = node.type
+    if node.kind == "const" or t is None:
+        return 0
+    elems = 1
+    for size, stride in zip(t.shape, t.strides):
+        if _at_hints(stride, hints) != 0:
+            elems *= _at_hints(size, hints)
+    return elems * t.dtype.itemsize
+
+
+def kernel_bytes(tr: Translation, hints: Dict[str, int], ops: Sequence[str], inputs: Sequence[str],
+                 outputs: Sequence[str]) -> Tuple[int, int, int]:
+    """(read, written, unfused) bytes of a step with these Graph IR value names."""
+    node = lambda name: tr.nodes[tr.index[name]]  # noqa: E731
+    read = sum(value_bytes(node(v), hints) for v in dict.fromkeys(inputs))
+    written = sum(value_bytes(node(v), hints) for v in dict.fromkeys(outputs))
+    free = _free_kinds()
+    unfused = 0
+    for name in ops:
+        n = node(name)
+        if n.kind in free:
+            continue
+        sources = []
+        for o in n.operands:
+            while tr.nodes[o].kind == "broadcast" and tr.nodes[o].operands:
+                o = tr.nodes[o].operands[0]
+            if o not in sources:
+                sources.append(o)
+        unfused += sum(value_bytes(tr.nodes[o], hints) for o in sources) + value_bytes(n, hints)
+    return read, written, unfused
+
+
+# The report ----------------------------------------------------------------------------------
 
 
 def graph_report(rec: GraphRecord) -> GraphReport:
@@ -90,13 +243,20 @@ def graph_report(rec: GraphRecord) -> GraphReport:
                 if n.fx is not None and n.fx.op == "call_function":
                     left.append((n.origin, n.name, n.reason or rec.fallback))
         return GraphReport(rec.name, rec.tag, [], left, [], rec.fx_ops, 0, rec.fallback)
+    program = getattr(rec.runner, "program", None)
+    cases = program.kernel_cases() if program is not None else []
+    hints = graph_hints(rec.graph_text)
     in_kernel = set()
-    for kind, name, ops, _ins, _outs, _k, reason in rec.steps:
+    for kind, name, ops, ins, outs, k, reason in rec.steps:
         nodes = [tr.nodes[tr.index[o]] for o in ops]
         if kind == "kernel":
             aten = [n.origin for n in nodes if n.fx is not None]
             extra = [f"{n.kind} %{n.name}" for n in nodes if n.fx is None]
-            kernels.append(KernelReport(name, aten, [n.name for n in nodes], extra))
+            read, written, unfused = kernel_bytes(tr, hints, ops, ins, outs)
+            kernels.append(KernelReport(
+                name, aten, [n.name for n in nodes], extra, [(n.kind, n.name) for n in nodes],
+                read, written, unfused, list(cases[k]) if 0 <= k < len(cases) else [],
+            ))
             in_kernel.update(n.name for n in nodes)
             continue
         for n in nodes:
@@ -107,9 +267,47 @@ def graph_report(rec: GraphRecord) -> GraphReport:
         if n.fx is not None and n.fx.op == "call_function" and n.name not in seen:
             why = "a constant, inlined into the kernels that read it" if n.kind == "const" else None
             left.append((n.origin, n.name, n.reason or why or f"{n.kind} evaluated by the frontend"))
+    rejected = [RejectedFusion(*r) for r in program.rejected()] if program is not None else []
     return GraphReport(
-        rec.name, rec.tag, kernels, left, list(tr.absorbed), rec.fx_ops, fused_op_count(rec), rec.fallback
+        rec.name, rec.tag, kernels, left, list(tr.absorbed), rec.fx_ops, fused_op_count(rec), rec.fallback,
+        rejected, program.fused_dot() if program is not None else "",
     )
+
+
+# The picture ---------------------------------------------------------------------------------
+
+
+def write_picture(name: str, dot_text: str, directory: str) -> Dict[str, str]:
+    """Writes `<name>.fused.dot` into `directory` and renders it with Graphviz `dot` to `.svg`
+    and `.png`. Returns the paths written by format. Without `dot` on PATH, or when it fails or
+    times out, logs a warning and returns only the DOT file: a picture never fails the report."""
+    os.makedirs(directory, exist_ok=True)
+    base = os.path.join(directory, f"{name}.fused")
+    with open(base + ".dot", "w") as f:
+        f.write(dot_text)
+    written = {"dot": base + ".dot"}
+    exe = shutil.which("dot")
+    if exe is None:
+        logger.warning(
+            "autofuse explain: Graphviz `dot` is not on PATH, so %s.dot is not rendered to SVG/PNG; "
+            "install the Debian package `graphviz` (apt-get install graphviz)", base)
+        return written
+    for fmt in ("svg", "png"):
+        out = f"{base}.{fmt}"
+        try:
+            subprocess.run([exe, f"-T{fmt}", "-o", out, base + ".dot"], check=True, capture_output=True,
+                           timeout=DOT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            logger.warning("autofuse explain: `dot -T%s` on %s.dot took over %.0f s; no %s picture",
+                           fmt, base, DOT_TIMEOUT_S, fmt)
+            continue
+        except (subprocess.CalledProcessError, OSError) as e:
+            err = getattr(e, "stderr", b"") or b""
+            logger.warning("autofuse explain: `dot -T%s` failed on %s.dot: %s", fmt, base,
+                           err.decode(errors="replace").strip() or e)
+            continue
+        written[fmt] = out
+    return written
 
 
 def explain(
@@ -117,18 +315,26 @@ def explain(
     *inputs: Any,
     config: Optional[CompilerConfig] = None,
     print_report: bool = False,
+    picture_dir: Optional[str] = None,
     **kwargs: Any,
 ) -> ExplainReport:
     """Compiles `fn` with autofuse, runs it on `inputs` and reports what was fused.
 
     The report's `output` holds fn's result. Compilation goes through Dynamo, so a function
     compiled before with the same backend object is not recompiled; explain uses a new backend
-    every call.
+    every call. Pictures of the fused graphs go to `picture_dir`, else to the config's dump_dir
+    (AUTOFUSE_DUMP); with neither none are drawn.
     """
-    compiled = torch.compile(fn, backend=get_backend(config or CompilerConfig()))
+    config = config or CompilerConfig()
+    compiled = torch.compile(fn, backend=get_backend(config))
     with collect_records() as records:
         out = compiled(*inputs, **kwargs)
     report = ExplainReport([graph_report(r) for r in records], out)
+    directory = picture_dir or config.dump_dir
+    if directory:
+        for g in report.graphs:
+            if g.dot:
+                g.pictures = write_picture(g.name, g.dot, directory)
     if print_report:
         print(report)
     return report

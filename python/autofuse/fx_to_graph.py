@@ -1,9 +1,11 @@
 """FX (ATen) graph -> Graph IR text (docs/ir.md), plus the eager meaning of every Graph IR node.
 
 Every FX node becomes a Graph IR node of the same (sanitised) name: placeholders `input`
-{index}, mapped ATen ops their registry kind (aten_table.py), views their view kind, everything
-else `opaque` {target}. Implicit type promotion and broadcasting become explicit `cast`,
-`broadcast` and `const` nodes. Types (dtype, shape, strides, offset) come from
+{index}, mapped ATen ops their registry kind (aten_table.py), views their view kind,
+reductions a reduce_* kind {dims, keepdim} (also the values of a max/min.dim whose indices
+nobody reads), everything else `opaque` {target}. Implicit type promotion and broadcasting
+become explicit `cast`, `broadcast` and `const` nodes (a reduce's operand is cast, never
+broadcast). Types (dtype, shape, strides, offset) come from
 node.meta["val"]; SymInt sizes (dynamic shapes) become size expressions over the graph's
 symbols, declared in the header with their hints (symbolic.py). A value whose sizes use
 symbols the executor cannot read off the arguments (unbacked, data-dependent) stays opaque.
@@ -20,6 +22,7 @@ pipeline leaves to ATen.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
@@ -42,7 +45,7 @@ class Translation:
     placeholders: List[int]  # node index per FX placeholder, in order
     outputs: List[Tuple[bool, Any]]  # per FX output: (True, node index) or (False, a constant)
     fusible: int  # number of FX nodes mapped to a kernel-computable kind
-    fx_ops: int  # number of FX call_function nodes
+    fx_ops: int  # number of FX call_function nodes (less getitems of values-only reductions)
     symbols: List[str]  # size symbols (header order); their values sit in env[-1] at run time
     read_symbols: Optional[Callable[[Sequence[Any]], Tuple[int, ...]]]  # args -> symbol values
     absorbed: List[Tuple[str, str]]  # (ATen op, FX name) of expands their users broadcast
@@ -99,6 +102,7 @@ class _Builder:
         self.expand_src: Dict[torch.fx.Node, torch.fx.Node] = {}  # expand -> its source
         self.root_off: Dict[int, Size] = {}  # node -> FX storage offset of the root it aliases
         self.consts: Dict[Tuple[str, str], int] = {}
+        self.values_of: Dict[torch.fx.Node, int] = {}  # values-only max/min.dim -> its reduce
 
     def add(self, node: GNode, root_off: Size = 0) -> int:
         base = "".join(c if c.isalnum() or c in "_." else "_" for c in node.name) or "v"
@@ -209,11 +213,19 @@ def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torc
         elif node.op == "call_function":
             fx_ops += 1
             origin = target_name(node.target)
-            done = _try_view(b, node, val, origin) or _try_elementwise(b, node, val, origin)
+            done = (
+                _try_view(b, node, val, origin)
+                or _try_values_item(b, node)
+                or _try_reduce(b, node, val, origin)
+                or _try_elementwise(b, node, val, origin)
+            )
             if done is None:
-                _opaque(b, node, val, origin, f"not an elementwise/broadcast op autofuse fuses; runs as ATen {origin}")
+                why = f"not an elementwise, broadcast or reduce op autofuse fuses; runs as ATen {origin}"
+                _opaque(b, node, val, origin, why)
             elif done == "fused":
                 fusible += 1
+            elif done == "alias":  # tuple indexing into a values-only reduction: not an op
+                fx_ops -= 1
         else:
             _opaque(b, node, val, node.op, f"{node.op} node")
     returns: List[int] = []
@@ -328,6 +340,80 @@ def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) ->
     run = make_call(node, lambda a: slot_of_fx[a])
     b.fx_slot[node] = b.add(GNode(node.name, plan.kind, operands, dict(plan.attrs), out_t, run, node, origin))
     return "fused"
+
+
+def _try_values_item(b: _Builder, node: torch.fx.Node) -> Optional[str]:
+    """getitem(max/min.dim, 0) of a values-only reduction: the reduce node itself."""
+    if node.target is not operator.getitem or node.args[0] not in b.values_of:
+        return None
+    b.fx_slot[node] = b.values_of[node.args[0]]
+    return "alias"
+
+
+def _values_only(node: torch.fx.Node) -> bool:
+    """True when every user of the (values, indices) node `node` reads only the values."""
+    users = list(node.users)
+    return bool(users) and all(
+        u.op == "call_function" and u.target is operator.getitem and u.args[1] == 0 for u in users
+    )
+
+
+def _try_reduce(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
+    """A reduction (aten_table.REDUCE_RULES, or VALUES_ONLY_RULES when the indices are unused)
+    as one reduce_* node over its (cast) operand."""
+    values_only = node.target in aten_table.VALUES_ONLY_RULES
+    rule = aten_table.REDUCE_RULES.get(node.target) or aten_table.VALUES_ONLY_RULES.get(node.target)
+    if rule is None:
+        return None
+    out_val = val
+    if values_only:
+        if not _values_only(node):
+            return _opaque(b, node, val, origin, f"the indices of {origin} are used (only values are fused)")
+        out_val = val[0]
+    out_t = b.tensor_type(out_val)
+    if out_t is None:
+        return _opaque(b, node, val, origin, "result has a dtype or sizes the IR lacks")
+    if not is_dense(out_t, b.hints):
+        return _opaque(b, node, val, origin, f"result layout strides {list(out_t.strides)} is not dense")
+    plan = rule(bind_args(node), out_val)
+    if isinstance(plan, str):
+        return _opaque(b, node, val, origin, plan)
+    bad = _check_reduce(b, plan, out_t)
+    if bad:
+        return _opaque(b, node, val, origin, bad)
+    (op,) = plan.operands
+    src = b.cast(b.logical(op.value), op.dtype, origin)
+    call = make_call(node, lambda a: src)  # eagerly: the ATen op on the cast operand
+    run = (lambda env: call(env)[0]) if values_only else call
+    i = b.add(GNode(node.name, plan.kind, [src], dict(plan.attrs), out_t, run, node, origin))
+    if values_only:
+        b.values_of[node] = i
+    else:
+        b.fx_slot[node] = i
+    return "fused"
+
+
+def _check_reduce(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
+    """None when a kernel can compute reduce `plan` with result type `out_t`."""
+    allowed = b.supported.get(plan.kind)
+    if allowed is None:
+        return f"kind {plan.kind} is not in the op registry"
+    (op,) = plan.operands
+    if op.dtype not in allowed:
+        return f"{plan.kind} on {DTYPE_NAMES.get(op.dtype, op.dtype)} is not supported by generated kernels"
+    src_t = b.tensor_type(op.value.meta.get("val"))
+    if src_t is None:
+        return f"operand %{op.value.name} has a dtype or sizes the IR lacks"
+    if src_t.dtype != op.dtype and src_t.dtype not in b.supported.get("cast", set()):
+        return f"cast from {DTYPE_NAMES[src_t.dtype]} is not supported by generated kernels"
+    dims, keepdim = plan.attrs["dims"], plan.attrs["keepdim"]
+    empty = [d for d in dims if src_t.shape[d] == 0]
+    if empty:
+        return f"reduction over an empty extent (dims {empty} of {list(src_t.shape)})"
+    shape = [1 if d in dims else n for d, n in enumerate(src_t.shape) if keepdim or d not in dims]
+    if tuple(shape) != tuple(out_t.shape):
+        return f"result shape {list(out_t.shape)} is not {list(src_t.shape)} reduced over {dims}"
+    return None
 
 
 def _check_plan(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:

@@ -12,11 +12,13 @@
 #include <tuple>
 #include <vector>
 
+#include "fusion/dot.h"
 #include "fusion/printer.h"
 #include "graph/op_registry.h"
 #include "graph/parser.h"
 #include "graph/printer.h"
 #include "graph/verifier.h"
+#include "pipeline/flags.h"
 #include "pipeline/pipeline.h"
 #include "runtime/launch.h"
 #include "support/error.h"
@@ -131,12 +133,14 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
 
 /// Parses and compiles Graph IR text; `log` (a callable or None) receives the pipeline's lines.
 Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
-                 const std::string& cxx, bool enable_fusion, nb::handle log) {
+                 const std::string& cxx, bool enable_fusion, nb::handle log,
+                 const std::string& flags) {
   af::CompileOptions opts;
   opts.dump_dir = dump_dir;
   opts.cache_dir = cache_dir;
   opts.cxx = cxx;
   opts.enable_fusion = enable_fusion;
+  opts.fusion = af::parse_flags(flags);
   if (log.is_valid() && !log.is_none()) {
     // The callable outlives compile() (the caller holds it); call it with the GIL held.
     opts.log = [log](const std::string& line) {
@@ -156,6 +160,21 @@ Program* compile(const std::string& text, const std::string& dump_dir, const std
     program->prog = af::compile(g, opts);
   }
   return program.release();
+}
+
+/// AUTOFUSE_FLAGS `text` applied on top of `base` (flags text, "" = defaults) as a dict of the
+/// effective settings plus "flags", their canonical text; raises FlagError naming `source`.
+nb::dict parse_flags(const std::string& text, const std::string& base, const std::string& source) {
+  af::fusion::FusionOptions o = af::parse_flags(text, af::parse_flags(base, {}, source), source);
+  nb::dict d;
+  d["enable_autofuse"] = o.enabled;
+  d["passes"] = af::enabled_passes(o);
+  d["max_fusion_size"] = o.max_nodes;
+  d["max_fusion_inputs"] = o.max_inputs;
+  d["recomputation_threshold"] = o.recomputation_threshold;
+  d["max_reduce_epilogue"] = o.max_reduce_epilogue;
+  d["flags"] = af::to_flags_string(o);
+  return d;
 }
 
 /// Parses and verifies Graph IR text; returns it printed back (a frontend test hook).
@@ -178,7 +197,7 @@ nb::dict stats() {
 /// kind -> (class, arity, operand dtype names) for every registry row.
 nb::dict op_registry() {
   static const char* kClass[] = {"input", "const", "elementwise", "broadcast",
-                                 "cast",  "view",  "opaque"};
+                                 "cast",  "view",  "reduce",      "opaque"};
   nb::dict d;
   for (const auto& op : af::graph::all_ops()) {
     std::vector<std::string> dtypes;
@@ -205,6 +224,8 @@ NB_MODULE(_C, m) {
 
   static nb::exception<af::CompileError> compile_error(m, "CompileError");
   static nb::exception<af::ToolchainError> toolchain_error(m, "ToolchainError");
+  // A bad AUTOFUSE_FLAGS / CompilerConfig setting: a ValueError, never an eager fallback.
+  static nb::exception<af::FlagError> flag_error(m, "FlagError", PyExc_ValueError);
   // A malformed graph text is a compile error to Python.
   nb::register_exception_translator(
       [](const std::exception_ptr& p, void* payload) {
@@ -220,6 +241,28 @@ NB_MODULE(_C, m) {
       .def(
           "fused_text", [](const Program& p) { return af::fusion::print(p.prog.fused); },
           "The FusedGraph as text.")
+      .def(
+          "fused_dot", [](const Program& p) { return af::fusion::print_dot(p.prog.fused); },
+          "The FusedGraph as Graphviz DOT (fusion/dot.h).")
+      .def(
+          "kernel_cases",
+          [](const Program& p) {
+            std::vector<std::vector<std::string>> out;
+            for (const auto& n : p.prog.fused.nodes)
+              if (n.kind == af::fusion::FusedNode::Kind::Kernel)
+                out.push_back(af::fusion::tiling_cases(n.kernel));
+            return out;
+          },
+          "Per kernel, in order, the names of its TilingCases (index = tiling_key).")
+      .def(
+          "rejected",
+          [](const Program& p) {
+            std::vector<std::tuple<std::string, std::string, std::string, bool>> out;
+            for (const auto& r : p.prog.fused.rejected)
+              out.emplace_back(r.producer, r.consumer, r.reason, r.sibling);
+            return out;
+          },
+          "Fusions the policy declined: (producer, consumer, reason, sibling).")
       .def(
           "source", [](const Program& p) { return p.prog.source; }, "The generated C++ source.")
       .def("steps", &steps_of,
@@ -240,8 +283,14 @@ NB_MODULE(_C, m) {
 
   m.def("compile", &compile, nb::arg("graph_text"), nb::arg("dump_dir") = "",
         nb::arg("cache_dir") = "", nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true,
-        nb::arg("log") = nb::none(), nb::rv_policy::take_ownership,
-        "Parses Graph IR text and compiles it; raises CompileError or ToolchainError.");
+        nb::arg("log") = nb::none(), nb::arg("flags") = "", nb::rv_policy::take_ownership,
+        "Parses Graph IR text and compiles it with AUTOFUSE_FLAGS `flags`; raises CompileError, "
+        "ToolchainError or FlagError.");
+  m.def("parse_flags", &parse_flags, nb::arg("text"), nb::arg("base") = "",
+        nb::arg("source") = "AUTOFUSE_FLAGS",
+        "AUTOFUSE_FLAGS text applied on top of `base` (flags text): a dict of the settings "
+        "(enable_autofuse, passes, max_fusion_size, max_fusion_inputs, recomputation_threshold, "
+        "max_reduce_epilogue) and 'flags', their canonical text; raises FlagError.");
   m.def("check_graph", &check_graph, nb::arg("graph_text"),
         "Parses and verifies Graph IR text, returns it printed; raises CompileError.");
   m.def("stats", &stats,

@@ -60,7 +60,10 @@ struct TilingParam {
 /// What the Schedule pass decided: one TilingCase of the kernel.
 struct ScheduleInfo {
   int tiling_key = 0;
-  std::string case_name;     // e.g. "elementwise"
+  std::string case_name;  // the schedule family, e.g. "elementwise", "reduce_inner"
+  /// The TilingCases the tiling function chooses from at run time; index = tiling_key
+  /// (e.g. {"reduce_inner_all_load", "reduce_inner_split"}). One entry for a single case.
+  std::vector<std::string> tiling_cases;
   int block_axis = -1;       // the axis whose index is the launch block index
   int vectorized_axis = -1;  // innermost axis computed in SIMD lanes
   std::vector<TilingParam> params;

@@ -303,7 +303,16 @@ class Parser {
     expect('{', "opening the schedule block");
     while (!eat('}')) {
       if (pos_ >= text_.size()) fail("missing '}' closing the schedule block");
-      if (keyword("block_axis")) {
+      if (keyword("cases")) {
+        expect('[', "opening the TilingCase list");
+        while (!eat(']')) {
+          if (!s.tiling_cases.empty()) expect(',', "between TilingCase names");
+          ws();
+          auto [case_name, case_end] = parse_string_literal(text_, pos_);
+          pos_ = case_end;
+          s.tiling_cases.push_back(std::move(case_name));
+        }
+      } else if (keyword("block_axis")) {
         s.block_axis = axis_ref("an axis name");
       } else if (keyword("vectorized_axis")) {
         s.vectorized_axis = axis_ref("an axis name");
@@ -324,7 +333,8 @@ class Parser {
         s.params.push_back(std::move(p));
       } else {
         fail(
-            "expected block_axis, vectorized_axis, ub_bytes, bytes_per_element, param or '}', "
+            "expected cases, block_axis, vectorized_axis, ub_bytes, bytes_per_element, param or "
+            "'}', "
             "found " +
             found());
       }

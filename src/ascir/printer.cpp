@@ -66,6 +66,12 @@ void print_node(const AscGraph& g, const AscNode& n, std::string& out) {
 void print_schedule(const AscGraph& g, const ScheduleInfo& s, std::string& out) {
   out +=
       "  schedule " + attr_str(Attr(s.case_name)) + " key " + std::to_string(s.tiling_key) + " {\n";
+  if (!s.tiling_cases.empty()) {
+    out += "    cases [";
+    for (size_t i = 0; i < s.tiling_cases.size(); ++i)
+      out += (i ? ", " : "") + attr_str(Attr(s.tiling_cases[i]));
+    out += "]\n";
+  }
   if (s.block_axis != -1) out += "    block_axis " + g.axis(s.block_axis).name + "\n";
   if (s.vectorized_axis != -1)
     out += "    vectorized_axis " + g.axis(s.vectorized_axis).name + "\n";

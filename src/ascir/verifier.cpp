@@ -102,12 +102,14 @@ class Verifier {
       check_arity(n, op == "data" ? 0 : 1);
       if (op == "output" && g_.nodes[n.inputs[0]].op != "store")
         fail_node(n, "input %" + g_.nodes[n.inputs[0]].name + " is not a store");
+      if (op == "output") check_distinct_axes(n);
     } else if (op == "load") {
       check_arity(n, 1);
       if (g_.nodes[n.inputs[0]].op != "data")
         fail_node(n, "input %" + g_.nodes[n.inputs[0]].name + " is not a data node");
     } else if (op == "store" || op == "cast") {
       check_arity(n, 1);
+      if (op == "store") check_distinct_axes(n);
     } else if (op == "scalar") {
       check_arity(n, 0);
       auto it = n.attrs.find("value");
@@ -119,12 +121,40 @@ class Verifier {
       check_broadcast(n, g_.nodes[n.inputs[0]]);
     } else {
       const graph::OpDef* def = graph::find_op(op);
-      if (!def || def->cls != graph::OpClass::Elementwise)
+      bool reduce = def && def->cls == graph::OpClass::Reduce;
+      if (!def || (def->cls != graph::OpClass::Elementwise && !reduce))
         fail_node(n,
                   "unknown op (expected data, load, store, output, scalar, broadcast, cast or "
-                  "an elementwise op of the registry)");
+                  "an elementwise or reduce op of the registry)");
       if (def->arity >= 0) check_arity(n, static_cast<size_t>(def->arity));
+      if (reduce) check_reduce(n, g_.nodes[n.inputs[0]]);
     }
+  }
+
+  /// A store/output lists the axes of the stored value's dims: a subset of the kernel axes
+  /// (the missing ones are repeat 1 / stride 0), each once.
+  void check_distinct_axes(const AscNode& n) const {
+    std::set<int> seen;
+    for (int ax : n.out.axes)
+      if (!seen.insert(ax).second)
+        fail_node(n, "tensor axis " + g_.axis(ax).name + " appears twice");
+  }
+
+  // A reduce keeps its input's dtype. Unscheduled, it lists its input's axes and on each has
+  // the input's repeat (kept) or 1 (reduced, or a size-1 axis).
+  void check_reduce(const AscNode& n, const AscNode& in) const {
+    if (n.out.dtype != in.out.dtype)
+      fail_node(n, "has dtype " + std::string(dtype_name(n.out.dtype)) + ", its input %" + in.name +
+                       " " + std::string(dtype_name(in.out.dtype)) + " (reduce in the input dtype)");
+    if (g_.schedule) return;
+    if (n.out.axes != in.out.axes)
+      fail_node(n, "tensor axes differ from its input %" + in.name +
+                       "'s (a reduce lists every axis, repeat 1 on the reduced ones)");
+    for (size_t k = 0; k < n.out.axes.size(); ++k)
+      if (n.out.repeats[k] != in.out.repeats[k] && n.out.repeats[k] != sym::Expr(1))
+        fail_node(n, "has repeat " + n.out.repeats[k].str() + " on axis " +
+                         g_.axis(n.out.axes[k]).name + " where its input %" + in.name +
+                         " has " + in.out.repeats[k].str() + " (must be equal, or 1 when reduced)");
   }
 
   // Aligned right, every dim where the result's repeat differs from the input's must have

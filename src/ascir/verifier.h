@@ -10,7 +10,10 @@ namespace af::ascir {
 /// out.axes/repeats/strides differ in length; data/output indices are not unique and dense
 /// 0..n-1; load does not read a data node, a store feeds a non-output, an output does not read a
 /// store; an op is unknown or has the wrong number of inputs (compute ops: the Graph IR registry
-/// arity); a broadcast's input has a repeat other than 1 on a dim it expands; the schedule names
+/// arity; elementwise and reduce kinds); a broadcast's input has a repeat other than 1 on a dim
+/// it expands; a reduce changes its input's dtype or (unscheduled) lists other axes than its
+/// input or a repeat that is neither the input's nor 1; a store/output lists an axis twice (it
+/// lists the axes of the stored value's dims, a subset of the kernel axes); the schedule names
 /// a missing axis or has a malformed param.
 void verify(const AscGraph& g);
 

@@ -47,6 +47,51 @@ std::string tiling_data_struct(const KernelContext& k) {
   return s;
 }
 
+/// The header of a tiling function: the symbols read into C variables and td.
+std::string tiling_prologue(const KernelContext& k) {
+  std::string f = "AF_EXPORT void " + k.name +
+                  "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
+  f += "  " + k.name + "_TilingData* td = static_cast<" + k.name + "_TilingData*>(tiling_data);\n";
+  for (size_t i = 0; i < k.size_symbols.size(); ++i) {
+    const std::string& var = k.sym_var.at(k.size_symbols[i]);
+    f += "  const int64_t " + var + " = symbols[" + std::to_string(i) + "];\n";
+    f += "  td->" + var + " = " + var + ";\n";
+  }
+  return f;
+}
+
+/// The tiling function of a reduction: af_tiling_reduce picks the tile along the row, the rows
+/// per block, block_dim and the TilingCase (tiling_key: all_load when the row buffer fits).
+std::string reduce_tiling_function(const KernelContext& k) {
+  const ascir::AscGraph& g = *k.g;
+  const ascir::ScheduleInfo& s = *g.schedule;
+  const std::string tile = k.sym_var.at(k.tile_param);
+  std::string f = tiling_prologue(k);
+  f += "  int64_t tile = 0, block = 0, block_dim = 1, key = 0;\n";
+  if (s.case_name == "reduce_inner") {
+    f += "  af_tiling_reduce(" + cpp_expr(k, g.axis(k.block_parent).size) + ", " +
+         cpp_expr(k, g.axis(k.vec_parent).size) + ", " + std::to_string(s.bytes_per_element) +
+         ", " + std::to_string(s.ub_bytes) + ", " + (s.tiling_cases.size() > 1 ? "1" : "0") +
+         ", target, &tile, &block, &block_dim, &key);\n";
+  } else {
+    // One chunk of AF_LANES columns per row of the block split; the row "length" is the
+    // reduced extent times the chunk.
+    sym::Expr reduced = 1;
+    for (size_t d = 2; d + 1 < k.nest.size(); ++d) reduced = reduced * g.axis(k.nest[d]).size;
+    f += "  const int64_t " + tile + " = AF_LANES;\n";
+    f += "  af_tiling_reduce(" + cpp_expr(k, g.axis(k.block_parent).size) + ", " +
+         cpp_expr(k, reduced) + " * AF_LANES, 0, 0, 0, target, &tile, &block, &block_dim, &key);\n";
+    f += "  tile = AF_LANES;\n";
+  }
+  f += "  td->" + tile + " = tile;\n";
+  f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
+  f += "  td->stream_stores = 0;\n";
+  f += "  td->header.block_dim = block_dim;\n";
+  f += "  td->header.tiling_key = key;\n";
+  f += "}\n";
+  return f;
+}
+
 /// The tiling function: stores the symbols, then af_tiling_elementwise picks the tile size, the
 /// tiles per block and block_dim from the vectorized dim's size and the outer dims' product.
 std::string tiling_function(const KernelContext& k) {
@@ -77,14 +122,7 @@ std::string tiling_function(const KernelContext& k) {
       out_bytes = out_bytes + dtype_size(n.out.dtype) * sym::product(n.out.repeats);
   param_free(out_bytes, "the output size");
 
-  std::string f = "AF_EXPORT void " + k.name +
-                  "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
-  f += "  " + k.name + "_TilingData* td = static_cast<" + k.name + "_TilingData*>(tiling_data);\n";
-  for (size_t i = 0; i < k.size_symbols.size(); ++i) {
-    const std::string& var = k.sym_var.at(k.size_symbols[i]);
-    f += "  const int64_t " + var + " = symbols[" + std::to_string(i) + "];\n";
-    f += "  td->" + var + " = " + var + ";\n";
-  }
+  std::string f = tiling_prologue(k);
   f += "  int64_t tile = 0, block = 0, block_dim = 1;\n";
   f += "  af_tiling_elementwise(" + cpp_expr(k, inner) + ", " + cpp_expr(k, outer) + ", " +
        std::to_string(s.bytes_per_element) + ", " + std::to_string(s.ub_bytes) +
@@ -121,7 +159,9 @@ EmittedSource emit_cpu_source(const std::vector<const ascir::AscGraph*>& kernels
                            std::to_string(p.align) + ", not a multiple of the " +
                            std::to_string(lanes) + " lanes of isa " + t.isa);
     out.code += "\n// ---- kernel " + k.name + " ----\n" + ir_comment(*g);
-    out.code += tiling_data_struct(k) + "\n" + tiling_function(k) + "\n" + emit_kernel_function(k);
+    out.code += tiling_data_struct(k) + "\n" +
+                (is_reduce_case(k) ? reduce_tiling_function(k) : tiling_function(k)) + "\n" +
+                emit_kernel_function(k);
     out.kernels.push_back({k.name, k.size_symbols, k.num_inputs, k.num_outputs});
   }
   return out;

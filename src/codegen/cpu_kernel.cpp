@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "graph/op_registry.h"
+#include "codegen/cpu_values.h"
 #include "support/error.h"
 
 namespace af::codegen {
@@ -18,52 +18,7 @@ using ascir::AscNode;
 using ascir::AxisKind;
 
 [[noreturn]] void fail(const AscGraph& g, const std::string& what) {
-  throw CompileError("codegen @" + g.name + ": " + what);
-}
-
-std::string c_ident(const std::string& s) {
-  std::string out = s;
-  for (char& c : out)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-  return out;
-}
-
-/// The vector library's name for `t` in af_load_<T> and friends.
-std::string mem_suffix(const AscGraph& g, const AscNode& n, DType t) {
-  switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::Bool: return "bool";
-    default:
-      fail(g, "%" + n.name + " (" + n.op + ") has dtype " + std::string(dtype_name(t)) +
-                  "; CPU kernels read and write f32, f16, bf16 and bool");
-  }
-}
-
-std::string index_attr(const AscNode& n) {
-  auto it = n.attrs.find("index");
-  return it == n.attrs.end() ? "?" : attr_str(it->second);
-}
-
-/// An f32 C++ literal for `v`, exact (hexadecimal) and with inf/nan spelled out.
-std::string float_literal(double v) {
-  float f = static_cast<float>(v);
-  if (std::isnan(f)) return "__builtin_nanf(\"\")";
-  if (std::isinf(f)) return f < 0 ? "-__builtin_inff()" : "__builtin_inff()";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%af /* %.9g */", static_cast<double>(f), static_cast<double>(f));
-  return buf;
-}
-
-/// Replaces {0}, {1}, ... in a registry cpu_expr by the operand expressions.
-std::string format_expr(std::string pattern, const std::vector<std::string>& args) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string key = "{" + std::to_string(i) + "}";
-    for (size_t pos; (pos = pattern.find(key)) != std::string::npos;)
-      pattern.replace(pos, key.size(), args[i]);
-  }
-  return pattern;
+  codegen_fail(g, what);
 }
 
 /// Prints the kernel function of one KernelContext.
@@ -135,7 +90,7 @@ class KernelPrinter {
     }
   }
 
-  std::string elem(DType t) { return std::string(dtype_storage_cpp(t)); }
+  std::string elem(DType t) { return storage_type(t); }
 
   void emit_pointers() {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
@@ -342,7 +297,6 @@ class KernelPrinter {
     const AscNode& n = g_.nodes[i];
     std::vector<std::string> args;
     for (int in : n.inputs) args.push_back(var_[in]);
-    if (n.op == "scalar") return scalar_expr(n);
     if (n.op == "load") {
       int d = n.inputs[0];
       const AscNode& data = g_.nodes[d];
@@ -360,72 +314,7 @@ class KernelPrinter {
       return "af_gather_" + sfx + fn_tail + "(" + p + " + " + j_ + " * " + ls + ", " + ls + n_arg +
              ")";
     }
-    if (n.op == "cast") return cast_expr(i, args[0]);
-    for (int in : n.inputs) mem_suffix(g_, g_.nodes[in], g_.nodes[in].out.dtype);
-    mem_suffix(g_, n, n.out.dtype);
-    const graph::OpDef* def = graph::find_op(n.op);
-    if (!def || def->cls != graph::OpClass::Elementwise || def->cpu_expr.empty())
-      fail(g_, "%" + n.name + ": op '" + n.op + "' has no CPU expression in the op registry");
-    if (def->arity >= 0 && static_cast<size_t>(def->arity) != args.size())
-      fail(g_, "%" + n.name + " (" + n.op + ") has " + std::to_string(args.size()) +
-                   " operands, the registry says " + std::to_string(def->arity));
-    std::string pattern(def->cpu_expr);
-    auto approx = n.attrs.find("approximate");
-    if (approx != n.attrs.end() && std::holds_alternative<std::string>(approx->second)) {
-      const std::string& mode = std::get<std::string>(approx->second);
-      if (mode != "none") {
-        std::string call = "af_" + n.op + "(";
-        size_t pos = pattern.find(call);
-        if (pos == std::string::npos || c_ident(mode) != mode)
-          fail(g_, "%" + n.name + " (" + n.op + "): unsupported approximate = \"" + mode + "\"");
-        pattern.replace(pos, call.size(), "af_" + n.op + "_" + mode + "(");
-      }
-    }
-    auto round = n.attrs.find("round");
-    if (round != n.attrs.end()) {
-      // div_floor / div_trunc computing f16/bf16 values with eager's per-step rounding.
-      const std::string* to = std::get_if<std::string>(&round->second);
-      std::string call = "af_" + n.op + "(";
-      size_t pos = pattern.find(call);
-      if (!to || (*to != "f16" && *to != "bf16") || pos == std::string::npos ||
-          (n.op != "div_floor" && n.op != "div_trunc"))
-        fail(g_, "%" + n.name + " (" + n.op + "): unsupported attribute round");
-      pattern.replace(pos, call.size(), "af_" + n.op + "_" + *to + "(");
-    }
-    return format_expr(pattern, args);
-  }
-
-  std::string scalar_expr(const AscNode& n) {
-    auto it = n.attrs.find("value");
-    double v = 0;
-    if (it != n.attrs.end() && std::holds_alternative<double>(it->second))
-      v = std::get<double>(it->second);
-    else if (it != n.attrs.end() && std::holds_alternative<int64_t>(it->second))
-      v = static_cast<double>(std::get<int64_t>(it->second));
-    else
-      fail(g_, "scalar %" + n.name + " needs a numeric attribute 'value'");
-    switch (n.out.dtype) {
-      case DType::Bool: return std::string("af_mask_splat(") + (v != 0 ? "true" : "false") + ")";
-      case DType::F16: return "af_round_f16(af_splat(" + float_literal(v) + "))";
-      case DType::BF16: return "af_round_bf16(af_splat(" + float_literal(v) + "))";
-      default: return "af_splat(" + float_literal(v) + ")";  // computed in f32
-    }
-  }
-
-  std::string cast_expr(int i, const std::string& x) {
-    const AscNode& n = g_.nodes[i];
-    const AscNode& in = g_.nodes[n.inputs[0]];
-    mem_suffix(g_, in, in.out.dtype);
-    std::string to = mem_suffix(g_, n, n.out.dtype);
-    if (n.out.dtype == DType::F16 || n.out.dtype == DType::BF16) {
-      // Feeding only stores of the same dtype: the store rounds the same way.
-      bool only_stores = !users_[i].empty();
-      for (int u : users_[i])
-        only_stores = only_stores && g_.nodes[u].op == "store" &&
-                      g_.nodes[u].out.dtype == n.out.dtype && in.out.dtype != DType::Bool;
-      if (only_stores) return x;
-    }
-    return "af_to_" + to + "(" + x + ")";
+    return compute_expr(g_, i, args, users_[i]);
   }
 
   const KernelContext& k_;
@@ -455,8 +344,10 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
   k.name = c_name;
   if (!g.schedule) fail(g, "the graph is not scheduled (run schedule::schedule_kernel first)");
   const ascir::ScheduleInfo& s = *g.schedule;
-  if (s.case_name != "elementwise")
-    fail(g, "TilingCase \"" + s.case_name + "\" has no CPU emitter (known: elementwise)");
+  const bool reduce = s.case_name == "reduce_inner" || s.case_name == "reduce_outer";
+  if (s.case_name != "elementwise" && !reduce)
+    fail(g, "TilingCase \"" + s.case_name +
+                "\" has no CPU emitter (known: elementwise, reduce_inner, reduce_outer)");
   const ascir::TilingParam* tile = nullptr;
   const ascir::TilingParam* block = nullptr;
   for (const auto& p : s.params) {
@@ -485,8 +376,19 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
 
   if (g.nodes.empty()) fail(g, "the kernel has no nodes");
   k.nest = g.nodes[0].sched_axes;
-  for (const auto& n : g.nodes)
-    if (n.sched_axes != k.nest) fail(g, "%" + n.name + " is not on the kernel's loop nest");
+  for (const auto& n : g.nodes) {
+    if (reduce && n.sched_axes.size() > k.nest.size()) k.nest = n.sched_axes;
+    if (!reduce && n.sched_axes != k.nest)
+      fail(g, "%" + n.name + " is not on the kernel's loop nest");
+  }
+  if (reduce && k.nest.size() >= 3) {
+    // Row values run on [block_outer, block_inner] (+ the vectorized axis for reduce_outer).
+    std::vector<int> row = {k.nest[0], k.nest[1]};
+    if (s.case_name == "reduce_outer") row.push_back(k.nest.back());
+    for (const auto& n : g.nodes)
+      if (n.sched_axes != k.nest && n.sched_axes != row)
+        fail(g, "%" + n.name + " is neither on the row nest nor on the full loop nest");
+  }
   if (k.nest.size() < 2 || k.nest.front() != k.block_outer || k.nest.back() != k.vec)
     fail(g, "the loop nest must start at the block axis and end at the vectorized axis");
 
@@ -508,7 +410,12 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
   return k;
 }
 
+bool is_reduce_case(const KernelContext& k) {
+  return k.g->schedule->case_name != "elementwise";
+}
+
 std::string emit_kernel_function(const KernelContext& k) {
+  if (is_reduce_case(k)) return emit_reduce_kernel_function(k);
   return KernelPrinter(k).print();
 }
 

@@ -29,8 +29,8 @@ struct KernelContext {
   int num_inputs = 0, num_outputs = 0;
 };
 
-/// Reads the schedule of `g` (TilingCase "elementwise") and checks the emitter can print it.
-/// Throws CompileError naming the kernel otherwise.
+/// Reads the schedule of `g` (TilingCase "elementwise", "reduce_inner" or "reduce_outer") and
+/// checks the emitter can print it. Throws CompileError naming the kernel otherwise.
 KernelContext analyze_kernel(const ascir::AscGraph& g, const std::string& c_name);
 
 /// C++ text of `e` with symbols replaced by their C variables.
@@ -65,6 +65,12 @@ class IndexDeriver {
   std::map<int, bool> uses_vec_;
   std::set<int> visiting_;
 };
+
+/// The kernel function of a reduction TilingCase (reduce_inner / reduce_outer).
+std::string emit_reduce_kernel_function(const KernelContext& k);
+
+/// Whether the kernel's schedule is a reduction TilingCase.
+bool is_reduce_case(const KernelContext& k);
 
 /// The text of `extern "C" void <name>_kernel(void* const* args, const void* tiling_data,
 /// int64_t block_idx)`: one block of the loop nest, the op chain in registers.

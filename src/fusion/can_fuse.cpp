@@ -1,9 +1,13 @@
 // Fusion policy (see can_fuse.h).
 #include "fusion/can_fuse.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
 
+#include "fusion/embed.h"
 #include "fusion/merge.h"
+#include "fusion/reduce_check.h"
 #include "fusion/steps.h"
 #include "support/error.h"
 
@@ -17,6 +21,38 @@ int merged_input_count(const FusedNode& a, const FusedNode& b) {
   for (int v : b.inputs)
     if (!made.count(v)) in.insert(v);
   return static_cast<int>(in.size());
+}
+
+FusionDecision node_limit(int nodes, const FusionOptions& opts) {
+  if (nodes > opts.max_nodes)
+    return FusionDecision::no("the merged kernel would have " + std::to_string(nodes) +
+                              " compute nodes, more than max_nodes " +
+                              std::to_string(opts.max_nodes));
+  return FusionDecision::yes();
+}
+
+/// Why embedding the guest into the host is not allowed, or nullopt. The guest's values are
+/// constant along the host axes where it is smaller: fine on reduced axes (they become row
+/// values); on other axes the guest is computed again per index (broadcast recomputation),
+/// allowed for at most `recomputation_threshold` compute nodes (a stored guest value is caught
+/// by reduction_check as a repeated store).
+std::optional<std::string> embedding_reason(const FusedGraph& fg, int a, int b,
+                                            const AxisEmbedding& e, const ascir::AscGraph& merged,
+                                            const FusionOptions& opts) {
+  if (e.same_nest || e.smaller.empty()) return std::nullopt;
+  const FusedNode& ka = fg.nodes[a];
+  const FusedNode& kb = fg.nodes[b];
+  const std::string differ =
+      "different loop axes " + loop_axes_str(ka.kernel) + " vs " + loop_axes_str(kb.kernel);
+  if (!has_reduce(merged)) return differ;
+  std::vector<int> reduced = kernel_reduced_axes(merged);
+  bool recomputed = false;
+  for (int ax : e.smaller)
+    if (std::find(reduced.begin(), reduced.end(), ax) == reduced.end()) recomputed = true;
+  if (!recomputed) return std::nullopt;
+  const FusedNode& guest = e.a_is_host ? kb : ka;
+  if (compute_node_count(guest.kernel) > opts.recomputation_threshold) return differ;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -41,7 +77,10 @@ FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int
   }
   const FusedNode& ka = fg.nodes[a];
   const FusedNode& kb = fg.nodes[b];
-  if (!same_loop_axes(ka.kernel, kb.kernel))
+  const bool same = same_loop_axes(ka.kernel, kb.kernel);
+  const bool reduces = has_reduce(ka.kernel) || has_reduce(kb.kernel);
+  // Without a reduce only equal loop nests merge.
+  if (!same && !reduces)
     return FusionDecision::no("different loop axes " + loop_axes_str(ka.kernel) + " vs " +
                               loop_axes_str(kb.kernel));
   if (int via = index.path_through(a, b); via >= 0)
@@ -51,14 +90,20 @@ FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int
   if (inputs > opts.max_inputs)
     return FusionDecision::no("the merged kernel would read " + std::to_string(inputs) +
                               " inputs, more than max_inputs " + std::to_string(opts.max_inputs));
+  if (!same || reduces) {
+    // Merge, then check the merged kernel.
+    AxisEmbedding e = embed_axes(fg, a, b);
+    if (!e.ok) return FusionDecision::no(e.reason);
+    FusedNode merged = merge_kernels(fg, index, a, b, e);
+    if (auto why = embedding_reason(fg, a, b, e, merged.kernel, opts))
+      return FusionDecision::no(*why);
+    if (auto why = reduction_check(merged, fg.source, opts)) return FusionDecision::no(*why);
+    return node_limit(compute_node_count(merged.kernel), opts);
+  }
   // The sum bounds the merged count from above; merge only when it might be over the limit.
   int nodes = compute_node_count(ka.kernel) + compute_node_count(kb.kernel);
   if (nodes > opts.max_nodes) nodes = compute_node_count(merge_kernels(fg, index, a, b).kernel);
-  if (nodes > opts.max_nodes)
-    return FusionDecision::no("the merged kernel would have " + std::to_string(nodes) +
-                              " compute nodes, more than max_nodes " +
-                              std::to_string(opts.max_nodes));
-  return FusionDecision::yes();
+  return node_limit(nodes, opts);
 }
 
 }  // namespace af::fusion

@@ -9,11 +9,21 @@ namespace af::fusion {
 
 struct StepIndex;
 
-/// Knobs of the fusion pass (AutoFuse's defaults: 64 nodes, 8 inputs).
+/// Knobs of the fusion pass (AutoFuse's defaults: 64 nodes, 8 inputs). Set from AUTOFUSE_FLAGS
+/// (pipeline/flags.h) or CompilerConfig.
 struct FusionOptions {
   bool enabled = true;  // false: every fusible op stays its own kernel
   int max_nodes = 64;   // most compute nodes (all but data/load/store/output/scalar) per kernel
   int max_inputs = 8;   // most distinct inputs per kernel
+  /// Passes that may run (CANN's --autofuse_enable_pass / --autofuse_disable_pass): with
+  /// `reduce` off, reduce ops run as ATen (Opaque steps); with `concat` off, concats do.
+  bool reduce = true;
+  bool concat = true;
+  /// Most compute nodes of a kernel that depend on a reduce result (its epilogue).
+  int max_reduce_epilogue = 32;
+  /// A producer that would be computed again per element of a bigger loop nest (a broadcast
+  /// producer embedded into its consumer) is fused only with at most this many compute nodes.
+  int recomputation_threshold = 1;
 };
 
 /// A policy answer: `ok`, or not with the reason why.

@@ -20,6 +20,10 @@ struct FusedNode {
   std::vector<int> ops;      // Graph IR node indices this step computes
   std::vector<int> inputs;   // Graph IR node indices read (kernel: data index i -> inputs[i])
   std::vector<int> outputs;  // Graph IR node indices written (kernel: output index i -> outputs[i])
+  /// Kind::Kernel: per data index i, the kernel axis id holding each dim of value inputs[i]
+  /// (data tensors list every kernel axis, so which ones carry the value's dims is kept here;
+  /// an output's are its store's axes). Empty when unknown: then the dims align right.
+  std::vector<std::vector<int>> input_axes;
   ascir::AscGraph kernel;    // Kind::Kernel only
   std::string reason;        // Kind::Opaque: why this op is not in a kernel
 };

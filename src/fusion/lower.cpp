@@ -1,6 +1,7 @@
 // Lowering: each fusible Graph IR op becomes a one-op AscGraph kernel; the rest Opaque steps.
 #include "fusion/lower.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -45,10 +46,21 @@ AscTensor local_tensor(DType dtype, const std::vector<int>& axes,
 /// Builds the one-op kernel of Graph IR node `op`.
 class KernelBuilder {
  public:
-  KernelBuilder(const graph::Graph& g, int op) : g_(g), op_(op), n_(g.nodes[op]) {
+  KernelBuilder(const graph::Graph& g, int op)
+      : g_(g),
+        op_(op),
+        n_(g.nodes[op]),
+        reduce_(graph::find_op(n_.kind)->cls == OpClass::Reduce),
+        space_(reduce_ ? g.nodes[n_.operands.at(0)].type.shape : n_.type.shape) {
     k_.name = "k";
-    for (size_t d = 0; d < n_.type.rank(); ++d)
-      axes_.push_back(k_.add_axis("z" + std::to_string(d), n_.type.shape[d]));
+    for (size_t d = 0; d < space_.size(); ++d)
+      axes_.push_back(k_.add_axis("z" + std::to_string(d), space_[d]));
+    if (reduce_) {
+      std::vector<int64_t> dims = graph::reduce_dims(n_);
+      for (size_t d = 0; d < space_.size(); ++d)
+        reduced_.push_back(std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) !=
+                           dims.end());
+    }
   }
 
   FusedNode build() {
@@ -58,6 +70,17 @@ class KernelBuilder {
     int value = -1;
     if (def->cls == OpClass::Cast) {
       value = lower_cast(args.at(0));
+    } else if (reduce_) {
+      // Repeat 1 / stride 0 on the reduced axes; no attributes (the tensors say which).
+      AscNode c;
+      c.name = n_.name;
+      c.op = n_.kind;
+      c.inputs = args;
+      std::vector<sym::Expr> repeats = space_;
+      for (size_t d = 0; d < repeats.size(); ++d)
+        if (reduced_[d]) repeats[d] = 1;
+      c.out = local_tensor(compute_dtype(n_.type.dtype), axes_, repeats);
+      value = add(std::move(c));
     } else {
       AscNode c;
       c.name = n_.name;
@@ -76,6 +99,7 @@ class KernelBuilder {
     step.kind = FusedNode::Kind::Kernel;
     step.ops = {op_};
     step.inputs = inputs_;
+    step.input_axes = input_axes_;
     step.outputs = {op_};
     step.kernel = std::move(k_);
     sort_kernel_io(step);
@@ -120,7 +144,7 @@ class KernelBuilder {
       s.out.dtype = compute_dtype(t.dtype);
       return loaded_[v] = add(std::move(s));
     }
-    const auto& rshape = n_.type.shape;
+    const auto& rshape = space_;
     if (!broadcast && t.shape != rshape)
       throw CompileError(where(g_, op_) + ": operand %" + p.name + " has shape " +
                          sym::str(t.shape) + ", expected the result shape " + sym::str(rshape));
@@ -141,6 +165,7 @@ class KernelBuilder {
       d.out.strides.push_back(kept ? t.strides[i - lead] : sym::Expr(0));
     }
     inputs_.push_back(v);
+    input_axes_.emplace_back(axes_.begin() + static_cast<std::ptrdiff_t>(lead), axes_.end());
     AscNode l;
     l.name = p.name + ".load";
     l.op = "load";
@@ -177,10 +202,23 @@ class KernelBuilder {
     s.op = "store";
     s.inputs = {src};
     s.out.dtype = t.dtype;
-    s.out.axes = axes_;
-    s.out.repeats = t.shape;
-    s.out.strides = t.strides;
     s.out.offset = t.offset;
+    if (!reduce_) {
+      s.out.axes = axes_;
+      s.out.repeats = t.shape;
+      s.out.strides = t.strides;
+    } else {
+      // The axes of the result's dims: all (stride 0 on the reduced ones) or the kept ones.
+      bool keep = graph::reduce_keepdim(n_);
+      size_t dim = 0;
+      for (size_t d = 0; d < axes_.size(); ++d) {
+        if (reduced_[d] && !keep) continue;
+        s.out.axes.push_back(axes_[d]);
+        s.out.repeats.push_back(t.shape.at(dim));
+        s.out.strides.push_back(reduced_[d] ? sym::Expr(0) : t.strides.at(dim));
+        ++dim;
+      }
+    }
     AscNode o;
     o.name = n_.name + ".out";
     o.op = "output";
@@ -193,9 +231,13 @@ class KernelBuilder {
   const graph::Graph& g_;
   int op_;
   const graph::Node& n_;
+  bool reduce_;                   // a reduce: iterates over its operand's shape
+  std::vector<sym::Expr> space_;  // the iteration space: one original axis per dim
+  std::vector<bool> reduced_;     // per axis: reduced (reduce only)
   AscGraph k_;
   std::vector<int> axes_;
-  std::vector<int> inputs_;      // data index -> graph node
+  std::vector<int> inputs_;                   // data index -> graph node
+  std::vector<std::vector<int>> input_axes_;  // data index -> the axes of the value's dims
   std::map<int, int> loaded_;    // graph node -> its compute node in this kernel
   std::set<std::string> names_;  // node names in use
 };
@@ -213,7 +255,8 @@ FusedNode opaque_step(const graph::Graph& g, int node, std::string reason) {
 
 }  // namespace
 
-std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node) {
+std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
+                                              const FusionOptions& opts) {
   const graph::Node& n = g.nodes[node];
   const graph::OpDef* def = graph::find_op(n.kind);
   if (!def) throw CompileError(where(g, node) + ": unknown op kind");
@@ -227,6 +270,15 @@ std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node) {
           it == n.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
       return "opaque ATen op " + (target ? *target : std::string("(no target)"));
     }
+    case OpClass::Reduce:
+      if (!opts.reduce) return std::string("reduce pass is disabled (--autofuse_disable_pass=reduce)");
+      for (int64_t d : graph::reduce_dims(n)) {
+        const auto& shape = g.nodes.at(n.operands.at(0)).type.shape;
+        if (d >= 0 && d < static_cast<int64_t>(shape.size()) && shape[d] == sym::Expr(0))
+          return "empty reduction: dim " + std::to_string(d) + " of %" +
+                 g.nodes[n.operands[0]].name + " has size 0 (" + n.kind + ")";
+      }
+      break;
     default: break;
   }
   auto unsupported = [&](DType t) {
@@ -241,7 +293,7 @@ std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node) {
   return std::nullopt;
 }
 
-FusedGraph lower(const graph::Graph& g) {
+FusedGraph lower(const graph::Graph& g, const FusionOptions& opts) {
   FusedGraph fg;
   fg.source = g;
   for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
@@ -253,7 +305,7 @@ FusedGraph lower(const graph::Graph& g) {
       if (v < 0 || v >= i)
         throw CompileError(where(g, i) + ": operand #" + std::to_string(v) +
                            " does not precede it");
-    if (auto reason = not_fusible_reason(g, i)) {
+    if (auto reason = not_fusible_reason(g, i, opts)) {
       fg.nodes.push_back(opaque_step(g, i, std::move(*reason)));
       continue;
     }

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "fusion/can_fuse.h"
 #include "fusion/fused_graph.h"
 #include "graph/graph.h"
 
@@ -11,15 +12,20 @@ namespace af::fusion {
 
 /// Lowers a verified graph. `input` and `const` nodes are no steps (the frontend supplies
 /// inputs; a kernel inlines a const as a `scalar` node). Every fusible op (Elementwise,
-/// Broadcast, Cast whose dtypes kernels support) becomes a kernel with one original axis per
-/// result dim (z0, z1, ...); everything else (opaque ATen ops, views, unsupported dtypes) an
-/// Opaque step with its reason. Kernels are named k0, k1, ... in execution order; a kernel's data
-/// indices follow Graph IR node order. f16/bf16 values are loaded then cast to f32, computed in f32
-/// and cast back before their store. Throws CompileError naming the node on an unknown op kind or a
-/// malformed operand.
-FusedGraph lower(const graph::Graph& g);
+/// Broadcast, Cast, Reduce whose dtypes kernels support) becomes a kernel with one original axis
+/// per dim (z0, z1, ...) of its iteration space: the result's shape, or for a reduce its
+/// operand's shape. Everything else (opaque ATen ops, views, unsupported dtypes, reduces when
+/// `opts.reduce` is off) becomes an Opaque step with its reason. Kernels are named k0, k1, ... in
+/// execution order; a kernel's data indices follow Graph IR node order. f16/bf16 values are
+/// loaded then cast to f32, computed (and reduced) in f32 and cast back before their store. A
+/// reduce node lists every axis with repeat 1 on the reduced ones; its store lists the axes of
+/// the result's dims (all of them for keepdim = 1, stride 0 on the reduced ones; the kept ones
+/// for keepdim = 0). Throws CompileError naming the node on an unknown op kind or a malformed
+/// operand.
+FusedGraph lower(const graph::Graph& g, const FusionOptions& opts = {});
 
-/// Why node `node` of `g` cannot run in a generated kernel, or nullopt when it can.
-std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node);
+/// Why node `node` of `g` cannot run in a generated kernel under `opts`, or nullopt when it can.
+std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
+                                              const FusionOptions& opts = {});
 
 }  // namespace af::fusion

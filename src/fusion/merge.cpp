@@ -1,10 +1,11 @@
-// Fusion mechanics: merge two same-axes kernels into one AscGraph (see merge.h).
+// Fusion mechanics: merge two kernels into one AscGraph over the host's axes (see merge.h).
 #include "fusion/merge.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "fusion/embed.h"
 #include "fusion/steps.h"
 #include "support/error.h"
 
@@ -47,18 +48,25 @@ bool shareable(const AscNode& n) {
   return n.op != "data" && n.op != "store" && n.op != "output";
 }
 
-/// Builds the merged kernel: a's graph, then b's nodes appended with their uses rewired. b's
-/// load of a value a computes becomes the node a's store reads: the value in its storage
-/// dtype, so an f16/bf16 intermediate is rounded exactly as eager rounds it when stored, and
-/// b's cast to f32 after the load stays.
+/// Builds the merged kernel over the host's axes: a's nodes, then b's appended with their uses
+/// rewired; the guest's nodes are rewritten onto the host axes. b's load of a value a computes
+/// becomes the node a's store reads: the value in its storage dtype, so an f16/bf16
+/// intermediate is rounded exactly as eager rounds it when stored, and b's cast to f32 after
+/// the load stays.
 class Merger {
  public:
-  Merger(const FusedGraph& fg, const StepIndex& idx, int a, int b)
-      : fg_(fg), idx_(idx), a_(a), b_(b), A_(fg.nodes[a]), B_(fg.nodes[b]) {}
+  Merger(const FusedGraph& fg, const StepIndex& idx, int a, int b, const AxisEmbedding& e)
+      : fg_(fg), idx_(idx), a_(a), b_(b), A_(fg.nodes[a]), B_(fg.nodes[b]), e_(e) {}
 
   FusedNode run() {
-    k_ = A_.kernel;
+    const FusedNode& host = e_.a_is_host ? A_ : B_;
+    k_.name = A_.kernel.name;
+    k_.axes = host.kernel.axes;
+    for (const ascir::Axis& x : k_.axes) host_ids_.push_back(x.id);
+    for (const AscNode& n : A_.kernel.nodes) k_.add_node(onto_host(n, A_, e_.a_to_host, true));
     inputs_ = A_.inputs;
+    for (size_t i = 0; i < A_.inputs.size(); ++i)
+      input_axes_.push_back(map_ids(input_value_axes(A_, i, fg_.source), e_.a_to_host));
     outputs_ = A_.outputs;
     for (size_t i = 0; i < k_.nodes.size(); ++i) {
       names_.insert(k_.nodes[i].name);
@@ -71,6 +79,46 @@ class Merger {
   }
 
  private:
+  static std::vector<int> map_ids(const std::vector<int>& ids, const std::map<int, int>& to) {
+    std::vector<int> out;
+    for (int id : ids) out.push_back(to.at(id));
+    return out;
+  }
+
+  /// Node `n` of kernel `from` rewritten onto the host axes through `to_host`. A host node is
+  /// unchanged. A guest node runs over every host axis; its tensor lists every host axis
+  /// (repeat 1 / stride 0 where the guest has none), except a store/output's, which lists the
+  /// host axes of its value's dims. A size-1 guest axis on a bigger host axis gets stride 0.
+  AscNode onto_host(const AscNode& n, const FusedNode& from, const std::map<int, int>& to_host,
+                    bool is_a) const {
+    if (is_a == e_.a_is_host) return n;
+    AscNode c = n;
+    c.sched_axes = host_ids_;
+    if (n.op == "scalar") return c;
+    auto squeezed = [&](int guest_axis) {
+      return from.kernel.axis(guest_axis).size == sym::Expr(1) &&
+             k_.axis(to_host.at(guest_axis)).size != sym::Expr(1);
+    };
+    if (n.op == "store" || n.op == "output") {
+      for (size_t d = 0; d < n.out.axes.size(); ++d) {
+        c.out.axes[d] = to_host.at(n.out.axes[d]);
+        if (squeezed(n.out.axes[d])) c.out.strides[d] = 0;
+      }
+      return c;
+    }
+    c.out.axes = host_ids_;
+    c.out.repeats.assign(host_ids_.size(), sym::Expr(1));
+    c.out.strides.assign(host_ids_.size(), sym::Expr(0));
+    for (size_t d = 0; d < n.out.axes.size(); ++d) {
+      int h = to_host.at(n.out.axes[d]);
+      size_t at = static_cast<size_t>(
+          std::find(host_ids_.begin(), host_ids_.end(), h) - host_ids_.begin());
+      c.out.repeats[at] = n.out.repeats[d];
+      if (!squeezed(n.out.axes[d])) c.out.strides[at] = n.out.strides[d];
+    }
+    return c;
+  }
+
   /// For each value a stores: the node its store reads (the value in its storage dtype).
   void index_producer() {
     for (int op : A_.ops) made_by_a_.insert(op);
@@ -101,34 +149,16 @@ class Merger {
     return name;
   }
 
-  /// b's axis ids -> a's, matching original axes by position (the loop axes are equal).
-  void map_axes() {
-    std::vector<int> ia, ib;
-    for (const ascir::Axis& x : A_.kernel.axes) ia.push_back(x.id);
-    for (const ascir::Axis& x : B_.kernel.axes) {
-      if (x.kind != ascir::AxisKind::Original)
-        throw CompileError("merging " + B_.name + ": axis " + x.name +
-                           " is not original (fusion runs before scheduling)");
-      ib.push_back(x.id);
-    }
-    for (size_t i = 0; i < ib.size(); ++i) axis_map_[ib[i]] = ia.at(i);
-  }
-
-  void rename_axes(AscNode& n) {
-    for (int& x : n.sched_axes) x = axis_map_.at(x);
-    for (int& x : n.out.axes) x = axis_map_.at(x);
-  }
-
   void append_b() {
     const AscGraph& kb = B_.kernel;
     map_.assign(kb.nodes.size(), -1);
-    map_axes();
     std::map<int, int> produced;  // b node (data or load) -> the a value it reads
     const int base_outputs = static_cast<int>(outputs_.size());
     for (size_t j = 0; j < kb.nodes.size(); ++j) {
       const AscNode& n = kb.nodes[j];
       if (n.op == "data") {
-        int v = B_.inputs.at(index_attr(n));
+        size_t i = static_cast<size_t>(index_attr(n));
+        int v = B_.inputs.at(i);
         if (made_by_a_.count(v)) {
           if (!store_src_.count(v))
             throw CompileError("merging " + A_.name + " into " + B_.name + ": %" +
@@ -137,17 +167,24 @@ class Merger {
           produced[j] = v;
           continue;
         }
-        map_[j] = data_for(v, n);
+        map_[j] = data_for(v, onto_host(n, B_, e_.b_to_host, false),
+                           map_ids(input_value_axes(B_, i, fg_.source), e_.b_to_host));
         continue;
       }
       if (n.op == "load" && produced.count(n.inputs[0])) {
         int v = produced[n.inputs[0]];
         produced[j] = v;
         map_[j] = store_src_[v];
+        const AscTensor& want = onto_host(n, B_, e_.b_to_host, false).out;
+        const AscTensor& have = k_.nodes[map_[j]].out;
+        if (want.axes != have.axes || want.repeats != have.repeats)
+          throw CompileError("merging " + A_.name + " into " + B_.name + ": %" +
+                             fg_.source.nodes[v].name + " has repeats " + sym::str(have.repeats) +
+                             " in " + A_.name + " but " + B_.name + " loads " +
+                             sym::str(want.repeats));
         continue;
       }
-      AscNode c = n;
-      rename_axes(c);
+      AscNode c = onto_host(n, B_, e_.b_to_host, false);
       for (int& in : c.inputs) {
         in = map_.at(in);
         if (in < 0)
@@ -159,13 +196,13 @@ class Merger {
     for (int v : B_.outputs) outputs_.push_back(v);
   }
 
-  /// a's data node for value v when it has one with the same tensor, else a new data node.
-  int data_for(int v, AscNode c) {
-    rename_axes(c);
+  /// The data node already reading value v with the same tensor, else a new data node.
+  int data_for(int v, AscNode c, std::vector<int> value_axes) {
     for (int d : k_.data_nodes())
       if (inputs_.at(index_attr(k_.nodes[d])) == v && same_tensor(k_.nodes[d].out, c.out)) return d;
     c.attrs["index"] = static_cast<int64_t>(inputs_.size());
     inputs_.push_back(v);
+    input_axes_.push_back(std::move(value_axes));
     c.name = fresh(c.name);
     return k_.add_node(std::move(c));
   }
@@ -200,8 +237,11 @@ class Merger {
     FusedNode step;
     step.kind = FusedNode::Kind::Kernel;
     step.name = A_.name;
-    step.inputs = renumber(out, "data", inputs_);
-    step.outputs = renumber(out, "output", outputs_);
+    for (size_t old : renumber(out, "data")) {
+      step.inputs.push_back(inputs_.at(old));
+      step.input_axes.push_back(input_axes_.at(old));
+    }
+    for (size_t old : renumber(out, "output")) step.outputs.push_back(outputs_.at(old));
     std::set<int> ops(A_.ops.begin(), A_.ops.end());
     ops.insert(B_.ops.begin(), B_.ops.end());
     step.ops.assign(ops.begin(), ops.end());
@@ -211,16 +251,16 @@ class Merger {
   }
 
   /// Gives the live `op` nodes (data or output) indices 0.. in their old index order and
-  /// returns the Graph IR node per new index.
-  static std::vector<int> renumber(AscGraph& g, const char* op, const std::vector<int>& old) {
+  /// returns the old index per new index.
+  static std::vector<size_t> renumber(AscGraph& g, const char* op) {
     std::vector<int> nodes = op == std::string("data") ? g.data_nodes() : g.output_nodes();
-    std::vector<int> values;
+    std::vector<size_t> old;
     for (size_t i = 0; i < nodes.size(); ++i) {
       AscNode& n = g.nodes[nodes[i]];
-      values.push_back(old.at(index_attr(n)));
+      old.push_back(static_cast<size_t>(index_attr(n)));
       n.attrs["index"] = static_cast<int64_t>(i);
     }
-    return values;
+    return old;
   }
 
   const FusedGraph& fg_;
@@ -228,9 +268,12 @@ class Merger {
   int a_, b_;
   const FusedNode& A_;
   const FusedNode& B_;
+  const AxisEmbedding& e_;
   AscGraph k_;
+  std::vector<int> host_ids_;  // the merged kernel's axes, in order
   std::vector<int> inputs_, outputs_;
-  std::map<int, int> store_src_, axis_map_;
+  std::vector<std::vector<int>> input_axes_;
+  std::map<int, int> store_src_;
   std::set<int> made_by_a_;
   std::map<std::string, int> shared_;
   std::set<std::string> names_;
@@ -252,11 +295,15 @@ FusedNode merge_kernels(const FusedGraph& fg, const StepIndex& index, int a, int
   for (int s : {a, b})
     if (fg.nodes[s].kind != FusedNode::Kind::Kernel)
       throw CompileError("merge_kernels: step " + step_label(fg, s) + " is not a kernel");
-  if (!same_loop_axes(fg.nodes[a].kernel, fg.nodes[b].kernel))
+  return merge_kernels(fg, index, a, b, embed_axes(fg, a, b));
+}
+
+FusedNode merge_kernels(const FusedGraph& fg, const StepIndex& index, int a, int b,
+                        const AxisEmbedding& embedding) {
+  if (!embedding.ok)
     throw CompileError("merge_kernels: " + fg.nodes[a].name + " and " + fg.nodes[b].name +
-                       " have different loop axes " + loop_axes_str(fg.nodes[a].kernel) + " vs " +
-                       loop_axes_str(fg.nodes[b].kernel));
-  return Merger(fg, index, a, b).run();
+                       " do not embed: " + embedding.reason);
+  return Merger(fg, index, a, b, embedding).run();
 }
 
 }  // namespace af::fusion

@@ -111,7 +111,8 @@ void renumber_kernels(FusedGraph& fg) {
 namespace {
 /// Gives the `op` nodes (data or output) of k indices in the order of the Graph IR node each
 /// maps to through `values` (indexed by the old index attribute), and reorders `values`.
-void sort_io(ascir::AscGraph& k, const std::string& op, std::vector<int>& values) {
+/// Returns the old index of each new index.
+std::vector<size_t> sort_io(ascir::AscGraph& k, const std::string& op, std::vector<int>& values) {
   std::vector<int> nodes = op == "data" ? k.data_nodes() : k.output_nodes();
   auto old_index = [&](int node) {
     const Attr& a = k.nodes[node].attrs.at("index");
@@ -123,16 +124,28 @@ void sort_io(ascir::AscGraph& k, const std::string& op, std::vector<int>& values
   std::stable_sort(nodes.begin(), nodes.end(),
                    [&](int x, int y) { return values.at(old_index(x)) < values.at(old_index(y)); });
   std::vector<int> sorted;
+  std::vector<size_t> from;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    sorted.push_back(values.at(old_index(nodes[i])));
+    from.push_back(old_index(nodes[i]));
+    sorted.push_back(values.at(from.back()));
     k.nodes[nodes[i]].attrs["index"] = static_cast<int64_t>(i);
   }
   values = std::move(sorted);
+  return from;
 }
 }  // namespace
 
 void sort_kernel_io(FusedNode& kernel) {
-  sort_io(kernel.kernel, "data", kernel.inputs);
+  std::vector<size_t> from = sort_io(kernel.kernel, "data", kernel.inputs);
+  if (!kernel.input_axes.empty()) {
+    if (kernel.input_axes.size() != from.size())
+      throw CompileError("kernel @" + kernel.kernel.name + " lists the axes of " +
+                         std::to_string(kernel.input_axes.size()) + " inputs but has " +
+                         std::to_string(from.size()));
+    std::vector<std::vector<int>> axes;
+    for (size_t i : from) axes.push_back(kernel.input_axes.at(i));
+    kernel.input_axes = std::move(axes);
+  }
   sort_io(kernel.kernel, "output", kernel.outputs);
 }
 

@@ -40,7 +40,8 @@ bool same_loop_axes(const ascir::AscGraph& a, const ascir::AscGraph& b);
 /// Names the kernels k0, k1, ... in execution order (FusedNode::name and the AscGraph's name).
 void renumber_kernels(FusedGraph& fg);
 /// Renumbers a kernel's data and output indices in Graph IR node order (ties keep their order)
-/// and reorders `inputs`/`outputs` to match, so kernel signatures do not depend on merge order.
+/// and reorders `inputs`/`input_axes`/`outputs` to match, so kernel signatures do not depend on
+/// merge order.
 void sort_kernel_io(FusedNode& kernel);
 /// Number of compute nodes of a kernel: every node except data, load, store, output, scalar.
 int compute_node_count(const ascir::AscGraph& k);

@@ -127,4 +127,20 @@ bool has_attr(const Node& n, std::string_view key) {
   return n.attrs.count(key) > 0;
 }
 
+std::vector<int64_t> reduce_dims(const Node& n) {
+  std::vector<int64_t> dims;
+  for (const sym::Expr& e : attr_list(n, "dims")) {
+    auto v = e.as_const();
+    if (!v)
+      throw CompileError("node %" + n.name + " (" + n.kind + "): dims " +
+                         sym::str(attr_list(n, "dims")) + " must be integers");
+    dims.push_back(*v);
+  }
+  return dims;
+}
+
+bool reduce_keepdim(const Node& n) {
+  return attr_int(n, "keepdim") != 0;
+}
+
 }  // namespace af::graph

@@ -73,4 +73,10 @@ const std::string& attr_string(const Node& n, std::string_view key);
 const std::vector<sym::Expr>& attr_list(const Node& n, std::string_view key);
 bool has_attr(const Node& n, std::string_view key);
 
+/// The `dims` attribute of a reduce node as integers (in attribute order); throws CompileError
+/// naming the node when it is missing, not a list, or holds a non-constant entry.
+std::vector<int64_t> reduce_dims(const Node& n);
+/// Whether reduce node `n` keeps its reduced dims (attr keepdim = 1).
+bool reduce_keepdim(const Node& n);
+
 }  // namespace af::graph

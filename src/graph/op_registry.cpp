@@ -98,6 +98,16 @@ const std::vector<OpDef> kOps = {
     {"squeeze", C::View, 1, kAllTypes, "", 0},
     {"slice", C::View, 1, kAllTypes, "", 0},
     {"expand", C::View, 1, kAllTypes, "", 0},
+    // Reductions over attr dims (sorted, unique) with attr keepdim 0|1; f16/bf16 reduce in f32.
+    // reduce_mean divides by the product of the reduced extents. Emitted by the reduction
+    // schedule, not through cpu_expr.
+    {"reduce_sum", C::Reduce, 1, kFloatTypes, "", 1},
+    {"reduce_mean", C::Reduce, 1, kFloatTypes, "", 1},
+    {"reduce_max", C::Reduce, 1, kFloatTypes, "", 1},
+    {"reduce_min", C::Reduce, 1, kFloatTypes, "", 1},
+    {"reduce_prod", C::Reduce, 1, kFloatTypes, "", 1},
+    {"reduce_any", C::Reduce, 1, kBoolType, "", 1},
+    {"reduce_all", C::Reduce, 1, kBoolType, "", 1},
     // Everything else runs as ATen.
     {"opaque", C::Opaque, -1, kAllTypes, "", 0},
 };

@@ -17,6 +17,7 @@ enum class OpClass {
   Broadcast,    // expand to the result shape (attr none; shape in the result type)
   Cast,         // convert to the result dtype
   View,         // an alias of its operand with other shape/strides/offset (result type says how)
+  Reduce,       // folds dims `dims` of its operand (attr keepdim 0|1); dtype of the operand
   Opaque,       // runs as ATen in the frontend (attr target = "aten.mm.default" etc.)
 };
 

@@ -83,6 +83,7 @@ class NodeChecker {
           fail("cast changes shape " + sym::str(operand(0).shape) + " to " + sym::str(t.shape));
         break;
       case OpClass::View: check_view(); break;
+      case OpClass::Reduce: check_reduce(); break;
       case OpClass::Opaque: (void)attr_string(n_, "target"); break;
     }
   }
@@ -217,6 +218,42 @@ class NodeChecker {
       if (static_cast<int64_t>(d) != skip_dst) b.push_back(dst[d]);
     if (a != b)
       fail("result shape " + sym::str(dst) + " does not match operand shape " + sym::str(src));
+  }
+
+  /// dims sorted, unique, in range, at least one; keepdim 0|1; the operand's dtype (allowed by
+  /// the registry); the operand's shape with each reduced dim 1 (keepdim) or removed; dense.
+  void check_reduce() const {
+    need_dense();
+    const TensorType& src = operand(0);
+    if (!(def_->operand_dtypes & mask_of(src.dtype)))
+      fail("operand 0 (%" + operand_name(0) + ") has dtype " + std::string(dtype_name(src.dtype)) +
+           ", expected one of " + mask_names(def_->operand_dtypes));
+    same_dtype();
+    const auto& list = attr_list(n_, "dims");
+    std::vector<int64_t> dims = reduce_dims(n_);
+    if (dims.empty()) fail("dims [] must name at least one dim to reduce");
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (dims[k] < 0 || dims[k] >= static_cast<int64_t>(src.rank()))
+        fail("dims " + sym::str(list) + ": dim " + std::to_string(dims[k]) +
+             " is out of range [0, " + std::to_string(src.rank()) + ") for operand %" +
+             operand_name(0) + " of shape " + sym::str(src.shape));
+      if (k > 0 && dims[k] <= dims[k - 1])
+        fail("dims " + sym::str(list) + " must be sorted and unique");
+    }
+    int64_t keep = attr_int(n_, "keepdim");
+    if (keep != 0 && keep != 1) fail("keepdim = " + std::to_string(keep) + ", expected 0 or 1");
+    std::vector<sym::Expr> expect;
+    for (size_t d = 0; d < src.rank(); ++d) {
+      bool reduced = std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end();
+      if (!reduced)
+        expect.push_back(src.shape[d]);
+      else if (keep)
+        expect.push_back(1);
+    }
+    if (n_.type.shape != expect)
+      fail("result shape " + sym::str(n_.type.shape) + " is not " + sym::str(expect) +
+           " (operand %" + operand_name(0) + " of shape " + sym::str(src.shape) + " reduced over dims " +
+           sym::str(list) + ", keepdim = " + std::to_string(keep) + ")");
   }
 
   void check_view() const {

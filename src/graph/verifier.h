@@ -12,7 +12,10 @@ namespace af::graph {
 /// rank-0 `const` operands; operand dtypes allowed by the registry (where: operand 0 bool,
 /// 1-2 float); dtype rules (comparisons, isnan/isinf and logical_*/bitwise_* give bool, other
 /// elementwise ops give their operands' dtype); broadcast/expand sources compatible with the
-/// result; view attributes consistent with the shapes; opaque ops carry a string target;
+/// result; view attributes consistent with the shapes; reduce ops: `dims` sorted, unique, in
+/// range and non-empty, `keepdim` 0 or 1, the operand's dtype (float, or bool for reduce_any /
+/// reduce_all), the operand's shape with each reduced dim 1 (keepdim) or dropped, a dense
+/// result; opaque ops carry a string target;
 /// outputs exist; every size symbol used is declared once in the header.
 void verify(const Graph& g);
 

@@ -9,12 +9,14 @@
 
 #include "ascir/verifier.h"
 #include "codegen/cpu_emitter.h"
+#include "fusion/dot.h"
 #include "fusion/fuse.h"
 #include "fusion/lower.h"
 #include "fusion/printer.h"
 #include "graph/printer.h"
 #include "graph/verifier.h"
 #include "jit/compile.h"
+#include "pipeline/flags.h"
 #include "runtime/module.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
@@ -55,14 +57,19 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   graph::verify(g);
   if (last == Stage::Verify) return prog;
 
+  // The effective fusion settings, dumped and logged as AUTOFUSE_FLAGS text.
+  fusion::FusionOptions fusion_opts = opts.fusion;
+  if (!opts.enable_fusion) fusion_opts.enabled = false;
+  std::string flags = to_flags_string(fusion_opts);
+  dump(opts, name, "flags.txt", flags + "\n");
+  log(opts, "fusion flags: " + flags);
+
   // Every fusible op becomes a one-op AscGraph; the rest stays ATen.
-  prog.fused = fusion::lower(g);
+  prog.fused = fusion::lower(g, fusion_opts);
   dump(opts, name, "lowered.txt", fusion::print(prog.fused));
   if (last == Stage::Lower) return prog;
 
   // Greedy merging under the CanFuse policy (fusion/can_fuse.h).
-  fusion::FusionOptions fusion_opts;
-  fusion_opts.enabled = opts.enable_fusion;
   prog.fused = fusion::fuse(std::move(prog.fused), fusion_opts);
   dump(opts, name, "fused.txt", fusion::print(prog.fused));
   if (last == Stage::Fuse) return prog;
@@ -74,6 +81,7 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
     ascir::verify(*k);
   }
   dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
+  if (!opts.dump_dir.empty()) dump(opts, name, "fused.dot", fusion::print_dot(prog.fused));
   if (last == Stage::Schedule) return prog;
 
   // One C++ translation unit for every kernel of the graph.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fusion/can_fuse.h"  // FusionOptions
 #include "fusion/fused_graph.h"
 #include "graph/graph.h"
 #include "jit/stats.h"  // CompileStats
@@ -24,7 +25,9 @@ struct CompileOptions {
   std::string dump_dir;       // write every IR stage here when non-empty
   std::string cache_dir;      // JIT cache; empty = default private dir
   std::string cxx = "g++";    // system C++ compiler
-  bool enable_fusion = true;  // false: every op its own kernel
+  bool enable_fusion = true;  // false: every op its own kernel (forces fusion.enabled off)
+  /// The fusion settings (AUTOFUSE_FLAGS, parsed by pipeline/flags.h); passed to lower and fuse.
+  fusion::FusionOptions fusion;
   schedule::Target target = schedule::Target::host_cpu();
   /// Receives log lines ("cache hit k0 ...", "compiled in 0.31 s"); may be empty.
   std::function<void(const std::string&)> log;

@@ -2,6 +2,7 @@
 #include "schedule/axis_merge.h"
 
 #include <algorithm>
+#include <climits>
 #include <numeric>
 
 #include "support/error.h"
@@ -34,8 +35,10 @@ LoopLayout select_dims(const LoopLayout& l, const std::vector<size_t>& dims) {
   return out;
 }
 
-/// The layout of node `n` over `loop`; missing axes are broadcast (repeat 1, stride 0).
-TensorLayout layout_of(const ascir::AscGraph& g, int node, const std::vector<int>& loop) {
+/// The layout of node `n` over `loop`; missing axes are broadcast (repeat 1, stride 0). A store
+/// may skip (repeat 1, stride 0) the axes of `row_axes`.
+TensorLayout layout_of(const ascir::AscGraph& g, int node, const std::vector<int>& loop,
+                       const std::vector<int>& row_axes = {}) {
   const ascir::AscNode& n = g.nodes[node];
   const ascir::AscTensor& t = n.out;
   for (int ax : t.axes)
@@ -48,8 +51,9 @@ TensorLayout layout_of(const ascir::AscGraph& g, int node, const std::vector<int
   for (int ax : loop) {
     const sym::Expr& size = g.axis(ax).size;
     auto it = std::find(t.axes.begin(), t.axes.end(), ax);
+    bool row_axis = std::count(row_axes.begin(), row_axes.end(), ax) > 0;
     if (it == t.axes.end()) {
-      if (is_store && !is_one(size))
+      if (is_store && !is_one(size) && !row_axis)
         fail(g,
              "store %" + n.name + " lacks loop axis " + g.axis(ax).name + " of size " + size.str());
       out.dims.push_back({1, 0});
@@ -60,7 +64,8 @@ TensorLayout layout_of(const ascir::AscGraph& g, int node, const std::vector<int
     if (repeat != size && !is_one(repeat))
       fail(g, "%" + n.name + " (" + n.op + ") has repeat " + repeat.str() + " on axis " +
                   g.axis(ax).name + " of size " + size.str() + " (must be the size or 1)");
-    if (is_store && repeat != size)
+    if (is_store && row_axis && is_one(repeat)) stride = 0;  // written once per row
+    if (is_store && repeat != size && !(row_axis && is_one(repeat)))
       fail(g, "store %" + n.name + " has repeat " + repeat.str() + " on axis " + g.axis(ax).name +
                   " of size " + size.str() + "; a store covers its loop axes");
     if (!is_store && is_one(repeat)) stride = 0;  // a broadcast dim reads one element
@@ -141,17 +146,53 @@ void reorder_by_store(LoopLayout& l) {
   l = select_dims(l, order);
 }
 
-void merge_dims(LoopLayout& l) {
+LoopLayout collect_layout_over(const ascir::AscGraph& g, const std::vector<int>& loop,
+                               const std::vector<int>& row_axes) {
+  LoopLayout l;
+  for (int ax : loop) {
+    l.dims.push_back({ax});
+    l.sizes.push_back(g.axis(ax).size);
+  }
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i)
+    if (g.nodes[i].op == "data") l.tensors.push_back(layout_of(g, i, loop, row_axes));
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i)
+    if (g.nodes[i].op == "store") {
+      if (l.first_store < 0) l.first_store = static_cast<int>(l.tensors.size());
+      l.tensors.push_back(layout_of(g, i, loop, row_axes));
+    }
+  if (l.first_store < 0) fail(g, "the kernel has no store");
+  return l;
+}
+
+void reorder_by_tensor(LoopLayout& l, int ref, std::vector<int>* cls) {
   if (l.dims.size() < 2) return;
+  std::vector<int64_t> key;
+  for (const DimLayout& d : l.tensors.at(ref).dims)
+    key.push_back(d.stride == sym::Expr(0) ? INT64_MAX : order_key(d.stride));
+  std::vector<size_t> order(l.dims.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
+  l = select_dims(l, order);
+  if (cls) {
+    std::vector<int> c;
+    for (size_t d : order) c.push_back((*cls)[d]);
+    *cls = std::move(c);
+  }
+}
+
+void merge_dims(LoopLayout& l, std::vector<int>* cls) {
+  if (l.dims.size() < 2) return;
+  std::vector<int> out_cls;
   LoopLayout out;
   out.first_store = l.first_store;
   out.tensors.resize(l.tensors.size());
   for (size_t t = 0; t < l.tensors.size(); ++t) out.tensors[t].node = l.tensors[t].node;
   for (size_t d = 0; d < l.dims.size(); ++d) {
-    bool mergeable = !out.dims.empty();
+    bool mergeable = !out.dims.empty() && (!cls || out_cls.back() == (*cls)[d]);
     for (size_t t = 0; mergeable && t < l.tensors.size(); ++t)
       mergeable = out.tensors[t].dims.back().stride == l.tensors[t].dims[d].stride * l.sizes[d];
     if (!mergeable) {
+      if (cls) out_cls.push_back((*cls)[d]);
       out.dims.push_back(l.dims[d]);
       out.sizes.push_back(l.sizes[d]);
       for (size_t t = 0; t < l.tensors.size(); ++t)
@@ -167,6 +208,7 @@ void merge_dims(LoopLayout& l) {
     }
   }
   l = std::move(out);
+  if (cls) *cls = std::move(out_cls);
 }
 
 }  // namespace af::schedule

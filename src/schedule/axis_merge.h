@@ -42,7 +42,18 @@ void drop_unit_dims(LoopLayout& l);
 void reorder_by_store(LoopLayout& l);
 
 /// Merges adjacent dims where every tensor has stride_outer == stride_inner * size_inner; the
-/// merged dim keeps the inner stride and the product of the repeats.
-void merge_dims(LoopLayout& l);
+/// merged dim keeps the inner stride and the product of the repeats. With `cls` (one entry per
+/// dim), only dims of the same class merge (a reduced dim never merges with a kept one).
+void merge_dims(LoopLayout& l, std::vector<int>* cls = nullptr);
+
+/// Stable-sorts the dims by tensor `ref`'s stride, largest (outermost) first; a stride-0 dim
+/// (broadcast in `ref`) counts as outermost. `cls` (one entry per dim) follows when given.
+void reorder_by_tensor(LoopLayout& l, int ref, std::vector<int>* cls = nullptr);
+
+/// The layout of the data and store tensors of `g` over `loop` (one dim per axis). A store may
+/// have repeat 1 (stride 0) on an axis of `row_axes`: a value written once per row. Throws
+/// CompileError like collect_layout.
+LoopLayout collect_layout_over(const ascir::AscGraph& g, const std::vector<int>& loop,
+                               const std::vector<int>& row_axes);
 
 }  // namespace af::schedule

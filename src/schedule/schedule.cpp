@@ -6,6 +6,8 @@
 #include <set>
 
 #include "schedule/axis_merge.h"
+#include "schedule/axis_split.h"
+#include "schedule/reduce_schedule.h"
 #include "support/error.h"
 
 namespace af::schedule {
@@ -17,42 +19,6 @@ using ascir::AxisKind;
 
 [[noreturn]] void fail(const AscGraph& g, const std::string& what) {
   throw CompileError("schedule @" + g.name + ": " + what);
-}
-
-/// `base`, or `base_1`, `base_2`, ... if an axis already has that name.
-std::string unique_axis_name(const AscGraph& g, const std::string& base) {
-  auto taken = [&](const std::string& n) {
-    return std::any_of(g.axes.begin(), g.axes.end(), [&](const auto& a) { return a.name == n; });
-  };
-  if (!taken(base)) return base;
-  for (int i = 1;; ++i)
-    if (!taken(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
-}
-
-/// `base`, or `base_1`, ... if a size symbol of the graph already has that name.
-std::string unique_symbol(const std::set<std::string>& taken, const std::string& base) {
-  if (!taken.count(base)) return base;
-  for (int i = 1;; ++i)
-    if (!taken.count(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
-}
-
-std::string joined_names(const AscGraph& g, const std::vector<int>& ids) {
-  std::string s;
-  for (int id : ids) s += g.axis(id).name;
-  return s;
-}
-
-sym::Expr size_product(const AscGraph& g, const std::vector<int>& ids) {
-  sym::Expr p = 1;
-  for (int id : ids) p = p * g.axis(id).size;
-  return p;
-}
-
-/// The axis standing for loop dim `members`: the axis itself, or a new merged axis.
-int dim_axis(AscGraph& g, const std::vector<int>& members) {
-  if (members.size() == 1) return members[0];
-  sym::Expr size = size_product(g, members);
-  return g.add_axis(unique_axis_name(g, joined_names(g, members)), size, AxisKind::Merged, members);
 }
 
 /// For each node: does its tile vary along the vectorized dim (whose original axes are
@@ -91,6 +57,7 @@ void schedule_kernel(AscGraph& g, const Target& t) {
   if (g.schedule) fail(g, "the graph is already scheduled");
   std::set<std::string> symbols;
   for (const auto& s : g.size_symbols()) symbols.insert(s);
+  if (has_reduction(g)) return schedule_reduce(g, t);
 
   // (a), (b): layout over the loop axes, size-1 dims dropped, output order, contiguous merge.
   LoopLayout l = collect_layout(g);
@@ -112,26 +79,16 @@ void schedule_kernel(AscGraph& g, const Target& t) {
   // (c) tile split of the innermost dim.
   const int64_t lanes = vector_lanes(t);
   const int m = dim_axes.back();
-  const std::string m_name = g.axis(m).name;
-  const sym::Expr m_size = g.axis(m).size;
-  std::string tile_param = unique_symbol(symbols, m_name + "t_size");
-  symbols.insert(tile_param);
+  std::string tile_param = unique_symbol(symbols, g.axis(m).name + "t_size");
+  auto [tile_outer, tile_inner] = split_axis(g, m, tile_param, true);
   sym::Expr tile = sym::Expr::symbol(tile_param);
-  int tile_outer = g.add_axis(unique_axis_name(g, m_name + "T"), sym::Expr::ceildiv(m_size, tile),
-                              AxisKind::TileOuter, {m});
-  int tile_inner = g.add_axis(unique_axis_name(g, m_name + "t"), tile, AxisKind::TileInner, {m});
 
   // (d) block split of (outer dims x tile_outer).
   std::vector<int> outer(dim_axes.begin(), dim_axes.end() - 1);
   outer.push_back(tile_outer);
   int x = outer.size() == 1 ? tile_outer : dim_axis(g, outer);
-  const std::string x_name = g.axis(x).name;
-  const sym::Expr x_size = g.axis(x).size;
-  std::string block_param = unique_symbol(symbols, x_name + "b_size");
-  sym::Expr block = sym::Expr::symbol(block_param);
-  int block_outer = g.add_axis(unique_axis_name(g, x_name + "B"), sym::Expr::ceildiv(x_size, block),
-                               AxisKind::BlockOuter, {x});
-  int block_inner = g.add_axis(unique_axis_name(g, x_name + "b"), block, AxisKind::BlockInner, {x});
+  std::string block_param = unique_symbol(symbols, g.axis(x).name + "b_size");
+  auto [block_outer, block_inner] = split_axis(g, x, block_param, false);
 
   // (e), (f): every node on [block_outer, block_inner, tile_inner]; tensors rewritten.
   std::vector<bool> var = tile_variance(g, l, l.dims.back());
@@ -174,6 +131,7 @@ void schedule_kernel(AscGraph& g, const Target& t) {
   ascir::ScheduleInfo s;
   s.tiling_key = 0;
   s.case_name = "elementwise";
+  s.tiling_cases = {"elementwise"};
   s.block_axis = block_outer;
   s.vectorized_axis = tile_inner;
   s.ub_bytes = t.ub_bytes;

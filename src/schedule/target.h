@@ -12,6 +12,9 @@ struct Target {
   std::string isa = "avx2";       // "avx2", "avx512" or "scalar"
   int64_t cores = 1;              // default; the runtime passes the live thread count
   int64_t ub_bytes = 256 * 1024;  // per-core tile budget (L2-sized)
+  /// Row buffer of a reduction's "all_load" TilingCase: the f32 values of one row that later
+  /// passes re-read stay here (on the stack, in L1/L2); larger rows take the "split" case.
+  int64_t reduce_buffer_bytes = 64 * 1024;
   int64_t align_bytes = 32;
   int64_t vector_bytes = 32;
 

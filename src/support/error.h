@@ -17,5 +17,10 @@ struct CompileError : std::runtime_error {
 struct ToolchainError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+/// A bad fusion setting (AUTOFUSE_FLAGS, CompilerConfig): the message names the flag and lists
+/// the valid flags or values. A user error, never turned into an eager fallback.
+struct FlagError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
 
 }  // namespace af

@@ -1,8 +1,13 @@
 // Test helper for test_fusion.cpp: a reference interpreter of Graph IR and an interpreter of a
-// FusedGraph (kernels run node by node over every point of their loop axes, reading and
-// writing memory through the data/store tensors' strides). Values are doubles; f16/bf16
-// rounding is not modelled, so numeric tests use f32 and bool.
+// FusedGraph (kernels run node by node, each over every point of the loop axes, reading and
+// writing memory through the data/store tensors' strides). A kernel node is computed once per
+// index of the axes it varies along (repeat != 1) and is constant along the others, so a node
+// that claims repeat 1 on an axis its (non-reduce) input varies along is an error; a reduce
+// folds its input over the axes it reduces; a store that writes two different values to one
+// address is an error. Values are doubles; f16/bf16 rounding is not modelled, so numeric tests
+// use f32 and bool.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -70,6 +75,11 @@ inline double apply_op(const std::string& op, const std::vector<double>& x) {
   if (op == "mul") return x[0] * x[1];
   if (op == "div") return x[0] / x[1];
   if (op == "maximum") return std::max(x[0], x[1]);
+  if (op == "minimum") return std::min(x[0], x[1]);
+  if (op == "log") return std::log(x[0]);
+  if (op == "sqrt") return std::sqrt(x[0]);
+  if (op == "rsqrt") return 1 / std::sqrt(x[0]);
+  if (op == "reciprocal") return 1 / x[0];
   if (op == "neg") return -x[0];
   if (op == "abs") return std::fabs(x[0]);
   if (op == "exp") return std::exp(x[0]);
@@ -83,6 +93,59 @@ inline double apply_op(const std::string& op, const std::vector<double>& x) {
 
 inline double convert(double v, DType to) {
   return to == DType::Bool ? (v != 0 ? 1 : 0) : v;
+}
+
+/// Folds `x` (the elements one reduction combines) with reduce kind `op`.
+inline double reduce_values(const std::string& op, const std::vector<double>& x) {
+  double r = op == "reduce_prod" || op == "reduce_all" ? 1
+             : op == "reduce_max"                    ? -INFINITY
+             : op == "reduce_min"                    ? INFINITY
+                                                     : 0;
+  for (double v : x) {
+    if (op == "reduce_sum" || op == "reduce_mean") r += v;
+    else if (op == "reduce_prod") r *= v;
+    else if (op == "reduce_max") r = std::isnan(v) || std::isnan(r) ? NAN : std::max(r, v);
+    else if (op == "reduce_min") r = std::isnan(v) || std::isnan(r) ? NAN : std::min(r, v);
+    else if (op == "reduce_any") r = r != 0 || v != 0 ? 1 : 0;
+    else if (op == "reduce_all") r = r != 0 && v != 0 ? 1 : 0;
+    else throw std::runtime_error("interpreter: no math for reduce " + op);
+  }
+  if (op == "reduce_mean") r /= static_cast<double>(x.size());
+  return r;
+}
+
+inline bool is_reduce_kind(const std::string& op) {
+  return op.rfind("reduce_", 0) == 0;
+}
+
+/// Graph IR reduce node `n` over operand buffer `x`.
+inline Buffer eval_reduce(const graph::Node& n, const Buffer& x, const sym::Bindings& b) {
+  Buffer out = alloc(n.type, b);
+  std::vector<int64_t> dims = graph::reduce_dims(n);
+  bool keep = graph::reduce_keepdim(n);
+  auto reduced = [&](size_t d) {
+    return std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end();
+  };
+  std::vector<std::vector<double>> groups(static_cast<size_t>(out.numel()));
+  for (int64_t f = 0; f < x.numel(); ++f) {
+    auto xi = unflatten(f, x.shape);
+    std::vector<int64_t> oi;
+    for (size_t d = 0; d < xi.size(); ++d)
+      if (!reduced(d))
+        oi.push_back(xi[d]);
+      else if (keep)
+        oi.push_back(0);
+    int64_t flat = 0;
+    for (size_t d = 0; d < oi.size(); ++d) flat = flat * out.shape[d] + oi[d];
+    groups[flat].push_back(x.at(xi));
+  }
+  for (int64_t f = 0; f < out.numel(); ++f) {
+    auto idx = unflatten(f, out.shape);
+    int64_t a = out.offset;
+    for (size_t d = 0; d < idx.size(); ++d) a += idx[d] * out.strides[d];
+    (*out.storage)[a] = reduce_values(n.kind, groups[f]);
+  }
+  return out;
 }
 
 /// Evaluates node `i` of `g` the way eager would (views alias, opaque "test.neg" negates).
@@ -99,6 +162,7 @@ inline Buffer eval_node(const graph::Graph& g, int i, std::vector<Buffer>& vals,
     }
     return out;
   }
+  if (is_reduce_kind(n.kind)) return eval_reduce(n, vals[n.operands[0]], b);
   Buffer out = alloc(n.type, b);
   for (int64_t f = 0; f < out.numel(); ++f) {
     auto idx = unflatten(f, out.shape);
@@ -155,7 +219,7 @@ inline int64_t index_of(const ascir::AscNode& n) {
   return std::get<int64_t>(n.attrs.at("index"));
 }
 
-/// Runs one kernel: for every point of its loop axes, every node in order.
+/// Runs one kernel: every node in order, each over every point of the loop axes.
 inline void run_kernel(const FusedGraph& fg, const FusedNode& step, std::vector<Buffer>& vals) {
   const graph::Graph& g = fg.source;
   sym::Bindings b = g.hints();
@@ -163,45 +227,103 @@ inline void run_kernel(const FusedGraph& fg, const FusedNode& step, std::vector<
   for (int out : step.outputs) vals[out] = alloc(g.nodes[out].type, b);
   std::vector<int64_t> sizes;
   for (const auto& a : k.axes) sizes.push_back(a.size.eval(b));
+  const size_t rank = sizes.size();
   int64_t points = 1;
   for (int64_t s : sizes) points *= s;
-  std::vector<double> v(k.nodes.size());
-  for (int64_t f = 0; f < points; ++f) {
-    auto idx = unflatten(f, sizes);
-    auto address = [&](const ascir::AscTensor& t) {
-      int64_t a = t.offset.eval(b);
-      for (size_t d = 0; d < t.axes.size(); ++d) {
-        bool expanded = t.repeats[d].eval(b) == 1;
-        a += (expanded ? 0 : idx[t.axes[d]]) * t.strides[d].eval(b);
+  auto pos = [&](int axis) {
+    for (size_t i = 0; i < rank; ++i)
+      if (k.axes[i].id == axis) return i;
+    throw std::runtime_error("interpreter: unknown axis id " + std::to_string(axis));
+  };
+  // Per node: whether it varies along each axis (listed with a repeat other than 1).
+  auto varies = [&](const ascir::AscNode& n) {
+    std::vector<bool> v(rank, false);
+    for (size_t d = 0; d < n.out.axes.size(); ++d)
+      if (n.out.repeats[d].eval(b) != 1) v[pos(n.out.axes[d])] = true;
+    return v;
+  };
+  auto flat_of = [&](const std::vector<int64_t>& idx) {
+    int64_t f = 0;
+    for (size_t d = 0; d < rank; ++d) f = f * sizes[d] + idx[d];
+    return f;
+  };
+  auto address = [&](const ascir::AscTensor& t, const std::vector<int64_t>& idx) {
+    int64_t a = t.offset.eval(b);
+    for (size_t d = 0; d < t.axes.size(); ++d)
+      if (t.repeats[d].eval(b) != 1) a += idx[pos(t.axes[d])] * t.strides[d].eval(b);
+    return a;
+  };
+  std::vector<std::vector<double>> v(k.nodes.size());
+  std::vector<std::vector<bool>> var(k.nodes.size());
+  std::map<std::pair<int, int64_t>, double> written;  // (output value, address) -> value
+  for (size_t i = 0; i < k.nodes.size(); ++i) {
+    const ascir::AscNode& n = k.nodes[i];
+    if (n.op == "data" || n.op == "output") continue;
+    var[i] = varies(n);
+    std::vector<bool> reduced(rank, false);
+    for (int x : n.inputs)
+      for (size_t d = 0; d < rank && k.nodes[x].op != "data"; ++d)
+        if (var[x][d] && !var[i][d]) {
+          if (!is_reduce_kind(n.op))
+            throw std::runtime_error("interpreter: node %" + n.name + " has repeat 1 on axis " +
+                                     k.axes[d].name + " but its input %" + k.nodes[x].name +
+                                     " varies along it");
+          reduced[d] = true;
+        }
+    v[i].assign(points, NAN);
+    for (int64_t f = 0; f < points; ++f) {
+      auto idx = unflatten(f, sizes);
+      std::vector<int64_t> at = idx;  // where this node's value is computed
+      for (size_t d = 0; d < rank; ++d)
+        if (!var[i][d]) at[d] = 0;
+      if (at != idx) {
+        v[i][f] = v[i][flat_of(at)];
+        continue;
       }
-      return a;
-    };
-    for (size_t i = 0; i < k.nodes.size(); ++i) {
-      const ascir::AscNode& n = k.nodes[i];
       std::vector<double> in;
-      for (int x : n.inputs) in.push_back(v[x]);
-      if (n.op == "data" || n.op == "output") continue;
+      for (int x : n.inputs) in.push_back(k.nodes[x].op == "data" ? NAN : v[x].at(f));
       if (n.op == "load") {
         const ascir::AscNode& d = k.nodes[n.inputs[0]];
         const Buffer& src = vals[step.inputs.at(index_of(d))];
-        v[i] = src.storage->at(src.offset + address(d.out));
+        v[i][f] = src.storage->at(src.offset + address(d.out, idx));
       } else if (n.op == "store") {
-        v[i] = in[0];
+        v[i][f] = in[0];
         for (size_t j = i + 1; j < k.nodes.size(); ++j)
           if (k.nodes[j].op == "output" && k.nodes[j].inputs[0] == static_cast<int>(i)) {
-            Buffer& dst = vals[step.outputs.at(index_of(k.nodes[j]))];
-            (*dst.storage).at(dst.offset + address(n.out)) = in[0];
+            int value = step.outputs.at(index_of(k.nodes[j]));
+            Buffer& dst = vals[value];
+            int64_t a = dst.offset + address(n.out, idx);
+            auto [it, fresh] = written.emplace(std::make_pair(value, a), in[0]);
+            if (!fresh && !(it->second == in[0] || (std::isnan(it->second) && std::isnan(in[0]))))
+              throw std::runtime_error("interpreter: store %" + n.name +
+                                       " writes two different values to one element");
+            (*dst.storage).at(a) = in[0];
           }
       } else if (n.op == "scalar") {
         const Attr& a = n.attrs.at("value");
-        v[i] = std::holds_alternative<double>(a) ? std::get<double>(a)
-                                                 : static_cast<double>(std::get<int64_t>(a));
+        v[i][f] = std::holds_alternative<double>(a) ? std::get<double>(a)
+                                                    : static_cast<double>(std::get<int64_t>(a));
       } else if (n.op == "broadcast") {
-        v[i] = in[0];
+        v[i][f] = in[0];
       } else if (n.op == "cast") {
-        v[i] = convert(in[0], n.out.dtype);
+        v[i][f] = convert(in[0], n.out.dtype);
+      } else if (is_reduce_kind(n.op)) {
+        // Every point that differs from idx only on the reduced axes.
+        std::vector<int64_t> rsizes;
+        for (size_t d = 0; d < rank; ++d) rsizes.push_back(reduced[d] ? sizes[d] : 1);
+        int64_t count = 1;
+        for (int64_t s : rsizes) count *= s;
+        std::vector<double> group;
+        for (int64_t r = 0; r < count; ++r) {
+          auto ri = unflatten(r, rsizes);
+          std::vector<int64_t> q = idx;
+          for (size_t d = 0; d < rank; ++d)
+            if (reduced[d]) q[d] = ri[d];
+          group.push_back(v[n.inputs[0]][flat_of(q)]);
+        }
+        v[i][f] = reduce_values(n.op, group);
       } else {
-        v[i] = apply_op(n.op, in);
+        v[i][f] = apply_op(n.op, in);
       }
     }
   }

@@ -14,7 +14,7 @@
 #include "fusion/lower.h"
 #include "fusion/merge.h"
 #include "fusion/printer.h"
-#include "fusion_interp.h"
+#include "fusion_check.h"
 #include "graph/parser.h"
 #include "graph/verifier.h"
 #include "support/error.h"
@@ -42,23 +42,7 @@ std::vector<std::string> names(const graph::Graph& g, const std::vector<int>& no
   return out;
 }
 
-/// Every kernel verifies and its text parses back to the same text; every step reads only
-/// values computed earlier; every graph output matches the eager reference.
-void check_program(const FusedGraph& fg, unsigned seed = 1) {
-  for (const FusedNode& n : fg.nodes) {
-    if (n.kind != FusedNode::Kind::Kernel) continue;
-    SCOPED_TRACE(ascir::print(n.kernel));
-    ascir::verify(n.kernel);
-    std::string text = ascir::print(n.kernel);
-    EXPECT_EQ(ascir::print(ascir::parse_asc_graph(text)), text);
-    EXPECT_EQ(n.kernel.data_nodes().size(), n.inputs.size());
-    EXPECT_EQ(n.kernel.output_nodes().size(), n.outputs.size());
-  }
-  auto want = testing::run_reference(fg.source, seed);
-  auto got = testing::run_fused(fg, seed);
-  for (int o : fg.source.outputs)
-    EXPECT_LE(testing::max_diff(want[o], got[o]), 1e-12) << "output %" << fg.source.nodes[o].name;
-}
+using testing::check_program;
 
 const char* kSigmoidScaleBias = R"(graph @t(s0 = 3) {
   %x = input() {index = 0} : f32[s0, 5]

@@ -2,10 +2,11 @@
 // prints the resulting IR — the tool every lit test drives, like mlir-opt.
 //
 //   autofuse-opt [--input=graph|ascir] [--passes=lower,fuse,schedule,codegen] [--no-fusion]
-//                [--isa=avx2|avx512|scalar] [FILE|-]
+//                [--isa=avx2|avx512|scalar] [--emit=text|dot] [FILE|-]
 //
-// With no passes it parses, verifies and prints (the round trip). Graph IR passes run in the
-// order given; `lower` is implied by any later pass. For AscIR input the only pass is
+// With no passes it parses, verifies and prints (the round trip). `--emit=dot` prints the
+// FusedGraph after the passes as Graphviz DOT (fusion/dot.h) instead of text. Graph IR passes run
+// in the order given; `lower` is implied by any later pass. For AscIR input the only pass is
 // `schedule`.
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "ascir/printer.h"
 #include "ascir/verifier.h"
 #include "codegen/cpu_emitter.h"
+#include "fusion/dot.h"
 #include "fusion/fuse.h"
 #include "fusion/lower.h"
 #include "fusion/printer.h"
@@ -34,6 +36,7 @@ struct Args {
   std::vector<std::string> passes;
   bool fusion = true;
   std::string isa;
+  std::string emit = "text";  // or "dot"
   std::string file = "-";
 };
 
@@ -48,7 +51,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 int usage(const std::string& why) {
   std::cerr << "autofuse-opt: " << why << "\n"
             << "usage: autofuse-opt [--input=graph|ascir] [--passes=lower,fuse,schedule,codegen]"
-               " [--no-fusion] [--isa=avx2|avx512|scalar] [FILE|-]\n";
+               " [--no-fusion] [--isa=avx2|avx512|scalar] [--emit=text|dot] [FILE|-]\n";
   return 2;
 }
 
@@ -69,7 +72,7 @@ bool has(const std::vector<std::string>& v, const std::string& x) {
 void run_graph(const Args& a, const std::string& text, const af::schedule::Target& target) {
   for (const af::graph::Graph& g : af::graph::parse_graphs(text)) {
     af::graph::verify(g);
-    if (a.passes.empty()) {
+    if (a.passes.empty() && a.emit != "dot") {
       std::cout << af::graph::print(g);
       continue;
     }
@@ -89,23 +92,29 @@ void run_graph(const Args& a, const std::string& text, const af::schedule::Targe
       }
       kernels.push_back(&n.kernel);
     }
-    if (has(a.passes, "codegen"))
+    if (a.emit == "dot")
+      std::cout << af::fusion::print_dot(fused);
+    else if (has(a.passes, "codegen"))
       std::cout << af::codegen::emit_cpu_source(kernels, target).code;
     else
       std::cout << af::fusion::print(fused);
   }
 }
 
-/// AscIR in: parse, verify, optionally schedule, print.
+/// AscIR in: parse, verify, optionally schedule, print (or, with codegen, the C++ source).
 void run_ascir(const Args& a, const std::string& text, const af::schedule::Target& target) {
-  for (af::ascir::AscGraph& g : af::ascir::parse_asc_graphs(text)) {
+  std::vector<af::ascir::AscGraph> graphs = af::ascir::parse_asc_graphs(text);
+  std::vector<const af::ascir::AscGraph*> kernels;
+  for (af::ascir::AscGraph& g : graphs) {
     af::ascir::verify(g);
     if (has(a.passes, "schedule")) {
       af::schedule::schedule_kernel(g, target);
       af::ascir::verify(g);
     }
-    std::cout << af::ascir::print(g);
+    kernels.push_back(&g);
+    if (!has(a.passes, "codegen")) std::cout << af::ascir::print(g);
   }
+  if (has(a.passes, "codegen")) std::cout << af::codegen::emit_cpu_source(kernels, target).code;
 }
 
 }  // namespace
@@ -118,6 +127,8 @@ int main(int argc, char** argv) {
       a.input = s.substr(8);
     } else if (s.rfind("--passes=", 0) == 0) {
       a.passes = split(s.substr(9), ',');
+    } else if (s.rfind("--emit=", 0) == 0) {
+      a.emit = s.substr(7);
     } else if (s == "--no-fusion") {
       a.fusion = false;
     } else if (s.rfind("--isa=", 0) == 0) {
@@ -136,6 +147,10 @@ int main(int argc, char** argv) {
       return usage("unknown pass '" + p + "' (known: lower, fuse, schedule, codegen)");
   if (a.input != "graph" && a.input != "ascir")
     return usage("--input must be graph or ascir, not '" + a.input + "'");
+  if (a.emit != "text" && a.emit != "dot")
+    return usage("--emit must be text or dot, not '" + a.emit + "'");
+  if (a.emit == "dot" && (a.input != "graph" || has(a.passes, "codegen")))
+    return usage("--emit=dot prints a FusedGraph: Graph IR input, passes up to schedule");
 
   // Golden tests must not depend on the host: default to the avx2 target unless told.
   af::schedule::Target target = af::schedule::Target::host_cpu();

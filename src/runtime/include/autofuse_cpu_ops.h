@@ -271,4 +271,60 @@ AF_INLINE af_vm af_ne(af_vm a, af_vm b) {
   return af_mask_xor_(a, b);
 }
 
+/* ---- reductions (the reduce_* kinds of generated reduction kernels) ----
+ * A reduction keeps vector accumulators; the tail of a row fills its missing lanes with the
+ * reduction's identity (af_fill_tail) and a row's accumulator is reduced across lanes at the
+ * end (af_h*: pairwise, so a sum's rounding error grows with log2(AF_LANES) only). */
+AF_INLINE af_vm af_lanes_below_(int64_t n) {
+  static const float iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  return af_lt(af_load_f32(iota), af_splat(static_cast<float>(n)));
+}
+/* Lanes [n, AF_LANES) of v replaced by `fill`. */
+AF_INLINE af_vf af_fill_tail(af_vf v, int64_t n, af_vf fill) {
+  return af_select_(af_lanes_below_(n), v, fill);
+}
+AF_INLINE af_vm af_fill_tail(af_vm v, int64_t n, af_vm fill) {
+  return af_mask_select_(af_lanes_below_(n), v, fill);
+}
+#define AF_HORIZONTAL(NAME, OP)                             \
+  AF_INLINE float NAME(af_vf v) {                           \
+    float t[AF_LANES];                                      \
+    af_store_f32(t, v);                                     \
+    for (int w = AF_LANES / 2; w >= 1; w /= 2)              \
+      for (int i = 0; i < w; ++i) t[i] = OP(t[i], t[i + w]); \
+    return t[0];                                            \
+  }
+AF_INLINE float af_sadd_(float a, float b) {
+  return a + b;
+}
+AF_INLINE float af_smul_(float a, float b) {
+  return a * b;
+}
+/* max/min propagating NaN, like torch.amax / torch.amin. */
+AF_INLINE float af_smax_(float a, float b) {
+  return (a != a || b != b) ? a + b : (a > b ? a : b);
+}
+AF_INLINE float af_smin_(float a, float b) {
+  return (a != a || b != b) ? a + b : (a < b ? a : b);
+}
+AF_HORIZONTAL(af_hsum, af_sadd_)
+AF_HORIZONTAL(af_hprod, af_smul_)
+AF_HORIZONTAL(af_hmax, af_smax_)
+AF_HORIZONTAL(af_hmin, af_smin_)
+#undef AF_HORIZONTAL
+AF_INLINE bool af_hany(af_vm m) {
+  uint8_t t[AF_LANES];
+  af_store_bool(t, m);
+  for (int i = 0; i < AF_LANES; ++i)
+    if (t[i]) return true;
+  return false;
+}
+AF_INLINE bool af_hall(af_vm m) {
+  uint8_t t[AF_LANES];
+  af_store_bool(t, m);
+  for (int i = 0; i < AF_LANES; ++i)
+    if (!t[i]) return false;
+  return true;
+}
+
 #endif /* AUTOFUSE_CPU_OPS_H */

@@ -56,4 +56,33 @@ AF_INLINE int64_t af_tiling_stream_stores(int64_t output_bytes) {
   return output_bytes >= AF_STREAM_MIN_BYTES ? 1 : 0;
 }
 
+/* The reduction TilingCases (docs/schedule.md). The kernel's loop nest is
+ *     block_outer x block_inner over `rows` (kept index) x the passes over the reduced extent.
+ * "reduce_inner" (the reduced dim is innermost in memory) chooses:
+ *   tile       elements of a row per tile (a multiple of AF_LANES, at most AF_REDUCE_TILE): sums
+ *              are accumulated per tile and then across tiles (cascade: small rounding error);
+ *   block      rows per block, block_dim blocks: min(cores, rows, elements /
+ * AF_MIN_BLOCK_ELEMENTS); key        0 "all_load" when the row's cached values
+ * (buffer_bytes_per_element per element) fit the row buffer of buffer_bytes, else 1 "split" (every
+ * pass re-reads its inputs); with `two_cases` 0 only one case exists and the key stays 0.
+ * "reduce_outer" (a kept dim is innermost): tile = AF_LANES columns per chunk, rows = chunks. */
+#define AF_REDUCE_TILE 2048
+
+AF_INLINE void af_tiling_reduce(int64_t rows, int64_t row_len, int64_t buffer_bytes_per_element,
+                                int64_t buffer_bytes, int64_t two_cases, const af_target* target,
+                                int64_t* tile, int64_t* block, int64_t* block_dim, int64_t* key) {
+  const int64_t lanes = AF_LANES;
+  int64_t cores = (target && target->cores > 0) ? target->cores : 1;
+  if (rows < 0) rows = 0;
+  if (row_len < 0) row_len = 0;
+  int64_t t = af_ceildiv(af_max(row_len, 1), lanes) * lanes;
+  *tile = af_min(t, AF_REDUCE_TILE);
+  int64_t want = af_min(cores, af_max(1, rows * af_max(row_len, 1) / AF_MIN_BLOCK_ELEMENTS));
+  int64_t blocks = af_max(1, af_min(want, rows));
+  int64_t b = af_max(1, af_ceildiv(rows, blocks));
+  *block = b;
+  *block_dim = rows > 0 ? af_ceildiv(rows, b) : 1;
+  *key = (two_cases && row_len * buffer_bytes_per_element > buffer_bytes) ? 1 : 0;
+}
+
 #endif /* AUTOFUSE_CPU_TILING_H */

@@ -1,0 +1,512 @@
+// The kernel function of a scheduled reduction kernel (TilingCases reduce_inner_* and
+// reduce_outer; schedule/reduce_schedule.h): per row, the passes of its ReducePlan, vector
+// accumulators summed per tile and then across tiles, the row values between the passes.
+#include <algorithm>
+#include <set>
+
+#include "codegen/cpu_kernel.h"
+#include "codegen/cpu_values.h"
+#include "schedule/reduce_plan.h"
+#include "schedule/reduce_schedule.h"
+
+namespace af::codegen {
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscNode;
+
+/// How one reduce kind accumulates: identity, vector combine, horizontal combine.
+struct ReduceKind {
+  const char* op;
+  const char* identity;
+  const char* combine;
+  const char* horizontal;
+  bool mask;  // bool accumulators (any / all)
+};
+
+/// The reduce kinds kernels support (the Graph IR reduce_* rows).
+const ReduceKind kReduceKinds[] = {
+    {"reduce_sum", "af_splat(0.0f)", "af_add", "af_hsum", false},
+    {"reduce_mean", "af_splat(0.0f)", "af_add", "af_hsum", false},
+    {"reduce_prod", "af_splat(1.0f)", "af_mul", "af_hprod", false},
+    {"reduce_max", "af_splat(-__builtin_inff())", "af_maximum", "af_hmax", false},
+    {"reduce_min", "af_splat(__builtin_inff())", "af_minimum", "af_hmin", false},
+    {"reduce_any", "af_mask_splat(false)", "af_mask_or_", "af_hany", true},
+    {"reduce_all", "af_mask_splat(true)", "af_mask_and_", "af_hall", true},
+};
+
+/// Rows of a reduce_outer kernel summed into one partial accumulator before it joins the total.
+constexpr int kOuterCascade = 256;
+
+/// Prints the kernel function of one reduction KernelContext.
+class ReducePrinter {
+ public:
+  explicit ReducePrinter(const KernelContext& k)
+      : k_(k), g_(*k.g), inner_(g_.schedule->case_name == "reduce_inner") {}
+
+  std::string print() {
+    analyze();
+    line(0, "AF_EXPORT void " + k_.name +
+                "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {");
+    line(1, "const " + k_.name + "_TilingData* td = static_cast<const " + k_.name +
+                "_TilingData*>(tiling_data);");
+    for (const auto& [name, var] : k_.sym_var)
+      line(1, "const int64_t " + var + " = td->" + var + ";");
+    for (const auto& a : g_.axes)
+      line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
+    line(1, "const int64_t tiling_key = td->header.tiling_key;");
+    line(1, "(void)tiling_key;");
+    emit_pointers();
+    if (slots_ > 0)
+      line(1, "alignas(64) float rowbuf[" + std::to_string(g_.schedule->ub_bytes / 4) +
+                  "];  // the all_load row buffer");
+    IndexDeriver idx(g_, &lines_, "  ");
+    line(1, "const int64_t i" + std::to_string(k_.block_outer) + " = block_idx;  // " +
+                g_.axis(k_.block_outer).name);
+    line(1, "if (block_idx >= " + size_var(k_.block_outer) + ") return;");
+    idx.set(k_.block_outer, "i" + std::to_string(k_.block_outer));
+    int block_inner = k_.nest.at(1);
+    std::string bi = "i" + std::to_string(block_inner);
+    line(1, "for (int64_t " + bi + " = 0; " + bi + " < " + extent(idx, block_inner) + "; ++" + bi +
+                ") {  // " + g_.axis(block_inner).name);
+    idx.set(block_inner, bi);
+    idx.set_indent("    ");
+    if (inner_) {
+      emit_row_inner(idx);
+    } else {
+      idx.set(k_.vec, "0", true);
+      line(2, "const int64_t n = " + extent(idx, k_.vec) + ";  // columns of this chunk");
+      emit_bases(idx, 2);
+      line(2, "if (n == AF_LANES) {");
+      emit_row_outer(3, false);
+      line(2, "} else {");
+      line(3, "const int64_t rem = n;");
+      emit_row_outer(3, true);
+      line(2, "}");
+    }
+    line(1, "}");
+    line(0, "}");
+    std::string out;
+    for (const auto& l : lines_) out += l + "\n";
+    return out;
+  }
+
+ private:
+  void line(int depth, const std::string& s) { lines_.push_back(std::string(2 * depth, ' ') + s); }
+  std::string v(int i) const { return var_[i]; }
+  std::string n_(int i) const { return std::to_string(i); }
+
+  const ReduceKind& kind(int i) const {
+    for (const auto& r : kReduceKinds)
+      if (g_.nodes[i].op == r.op) return r;
+    codegen_fail(g_, "%" + g_.nodes[i].name + ": no CPU reduction for op '" + g_.nodes[i].op + "'");
+  }
+
+  void analyze() {
+    plan_ = schedule::plan_reduce(g_);
+    const size_t n = g_.nodes.size();
+    users_.assign(n, {});
+    var_.assign(n, "");
+    slot_.assign(n, -1);
+    lane_stride_.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const AscNode& node = g_.nodes[i];
+      var_[i] = "v" + std::to_string(i);
+      for (int in : node.inputs) users_[in].push_back(static_cast<int>(i));
+      if (node.op == "broadcast") var_[i] = var_[node.inputs.at(0)];
+      auto it = node.attrs.find("row_buffer");
+      if (it != node.attrs.end() && std::holds_alternative<int64_t>(it->second)) {
+        slot_[i] = static_cast<int>(std::get<int64_t>(it->second));
+        slots_ = std::max(slots_, slot_[i] + 1);
+      }
+      if (node.op == "data" || node.op == "store") {
+        if (node.out.axes.empty() || node.out.axes.back() != k_.vec_parent)
+          codegen_fail(g_, "%" + node.name + " is not laid out over the vectorized dim " +
+                               g_.axis(k_.vec_parent).name);
+        lane_stride_[i] = node.out.strides.back();
+      }
+      if (schedule::is_reduce_op(node.op)) kind(static_cast<int>(i));
+    }
+    for (size_t d = 2; d + 1 < k_.nest.size(); ++d)
+      if (!inner_) reduced_loops_.push_back(k_.nest[d]);
+  }
+
+  void emit_pointers() {
+    for (const AscNode& n : g_.nodes) {
+      if (n.op == "data") {
+        mem_suffix(g_, n, n.out.dtype);
+        std::string t = storage_type(n.out.dtype);
+        line(1, "const " + t + "* in" + index_attr(n) + " = static_cast<const " + t + "*>(args[" +
+                    index_attr(n) + "]);  // %" + n.name);
+      } else if (n.op == "output") {
+        const AscNode& store = g_.nodes[n.inputs[0]];
+        mem_suffix(g_, store, store.out.dtype);
+        std::string t = storage_type(store.out.dtype);
+        line(1, t + "* out" + index_attr(n) + " = static_cast<" + t + "*>(args[" +
+                    std::to_string(k_.num_inputs) + " + " + index_attr(n) + "]);  // %" + n.name);
+      }
+    }
+  }
+
+  /// Loop extent of a block_inner / tile_inner axis: what is left of its parent.
+  std::string extent(IndexDeriver& idx, int a) {
+    const auto& ax = g_.axis(a);
+    int parent = ax.from.at(0);
+    ascir::AxisKind outer_kind = ax.kind == ascir::AxisKind::TileInner
+                                     ? ascir::AxisKind::TileOuter
+                                     : ascir::AxisKind::BlockOuter;
+    for (const auto& o : g_.axes)
+      if (o.kind == outer_kind && o.from.size() == 1 && o.from[0] == parent) {
+        auto oi = idx.get(o.id);
+        if (!oi) codegen_fail(g_, "cannot derive the index of axis " + o.name);
+        return "af_min(" + size_var(a) + ", " + size_var(parent) + " - " + *oi + " * " +
+               size_var(a) + ")";
+      }
+    return size_var(a);
+  }
+
+  /// Element offset of a data/store tensor at the start of this row (reduced indices 0).
+  void emit_bases(IndexDeriver& idx, int depth) {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      if (n.op != "data" && n.op != "store") continue;
+      std::string e = cpp_expr(k_, n.out.offset);
+      for (size_t d = 0; d < n.out.axes.size(); ++d) {
+        int a = n.out.axes[d];
+        if (n.out.strides[d] == sym::Expr(0)) continue;
+        if (std::count(reduced_loops_.begin(), reduced_loops_.end(), a)) continue;
+        if (inner_ && a == k_.vec_parent) continue;
+        auto ix = idx.get(a);
+        if (!ix)
+          codegen_fail(g_, "%" + n.name + ": cannot derive the index of axis " + g_.axis(a).name);
+        if (*ix != "0") e += " + " + *ix + " * " + cpp_expr(k_, n.out.strides[d]);
+      }
+      std::string t = storage_type(n.out.dtype);
+      if (n.op == "data") {
+        line(depth, "const " + t + "* p" + n_(i) + " = in" + index_attr(n) + " + (" + e + ");");
+      } else {
+        for (int u : users_[i])
+          line(depth, t + "* q" + n_(i) + "_" + index_attr(g_.nodes[u]) + " = out" +
+                          index_attr(g_.nodes[u]) + " + (" + e + ");");
+      }
+      const sym::Expr& ls = lane_stride_[i];
+      if (ls != sym::Expr(0) && ls != sym::Expr(1))
+        line(depth, "const int64_t ls" + n_(i) + " = " + cpp_expr(k_, ls) + ";");
+    }
+  }
+
+  /// Offset along the reduced loops of data/store node i (reduce_outer), as "" or " + ...".
+  std::string reduced_offset(int i) const {
+    const AscNode& n = g_.nodes[i];
+    std::string e;
+    for (size_t d = 0; d < n.out.axes.size(); ++d)
+      if (std::count(reduced_loops_.begin(), reduced_loops_.end(), n.out.axes[d]) &&
+          n.out.strides[d] != sym::Expr(0))
+        e += " + i" + std::to_string(n.out.axes[d]) + " * " + cpp_expr(k_, n.out.strides[d]);
+    return e;
+  }
+
+  /// The pointer to the first lane of data/store node i at element `pos` of the vectorized dim.
+  std::string lane_ptr(int i, const std::string& base, const std::string& pos) const {
+    const sym::Expr& ls = lane_stride_[i];
+    std::string off = inner_ ? pos : "0";
+    std::string p = base + reduced_offset(i);
+    if (off == "0" || ls == sym::Expr(0)) return p;
+    if (ls == sym::Expr(1)) return p + " + " + off;
+    return p + " + (" + off + ") * ls" + n_(i);
+  }
+
+  std::string load_expr(int i, const std::string& pos, bool tail) const {
+    const AscNode& n = g_.nodes[i];
+    int d = n.inputs.at(0);
+    const AscNode& data = g_.nodes[d];
+    std::string sfx = mem_suffix(g_, data, data.out.dtype);
+    std::string p = lane_ptr(d, "p" + n_(d), pos);
+    const sym::Expr& ls = lane_stride_[d];
+    if (ls == sym::Expr(0)) return "af_load1_" + sfx + "(" + p + ")";
+    std::string t = tail ? "_n" : "", r = tail ? ", rem" : "";
+    if (ls == sym::Expr(1)) return "af_load_" + sfx + t + "(" + p + r + ")";
+    return "af_gather_" + sfx + t + "(" + p + ", ls" + n_(d) + r + ")";
+  }
+
+  void emit_store(int depth, int i, const std::string& pos, bool tail) {
+    const AscNode& n = g_.nodes[i];
+    std::string sfx = mem_suffix(g_, n, n.out.dtype);
+    std::string t = tail ? "_n" : "", r = tail ? ", rem" : "";
+    for (int u : users_[i]) {
+      std::string p = lane_ptr(i, "q" + n_(i) + "_" + index_attr(g_.nodes[u]), pos);
+      const sym::Expr& ls = lane_stride_[i];
+      if (ls == sym::Expr(0) && inner_) {
+        line(depth, "af_store_" + sfx + "_n(" + p + ", " + v(n.inputs[0]) + ", 1);");
+      } else if (ls == sym::Expr(1)) {
+        line(depth, "af_store_" + sfx + t + "(" + p + ", " + v(n.inputs[0]) + r + ");");
+      } else if (ls == sym::Expr(0)) {
+        codegen_fail(g_, "store %" + n.name + " has stride 0 on the vectorized axis");
+      } else {
+        line(depth,
+             "af_scatter_" + sfx + t + "(" + p + ", ls" + n_(i) + ", " + v(n.inputs[0]) + r + ");");
+      }
+    }
+  }
+
+  /// The value of a non-full compute node (a row value): load, scalar, cast or elementwise op.
+  void emit_row_value(int depth, int i, bool tail) {
+    const AscNode& n = g_.nodes[i];
+    if (n.op == "data" || n.op == "store" || n.op == "output" || n.op == "broadcast") return;
+    if (schedule::is_reduce_op(n.op)) return;
+    std::string rhs;
+    if (n.op == "load") {
+      rhs = load_expr(i, "0", tail);
+    } else {
+      std::vector<std::string> args;
+      for (int in : n.inputs) args.push_back(v(in));
+      rhs = compute_expr(g_, i, args, users_[i]);
+    }
+    line(depth, "const auto " + v(i) + " = " + rhs + ";  // %" + n.name + " " + n.op);
+  }
+
+  /// The full nodes pass `p` computes, in topological order. With `buffered` (all_load), the
+  /// row-buffer values of stage p are computed (and written), earlier ones read back.
+  std::vector<int> pass_nodes(int p, bool buffered) const {
+    const size_t n = g_.nodes.size();
+    std::vector<char> need(n, 0);
+    std::vector<int> stack;
+    for (size_t i = 0; i < n; ++i) {
+      const AscNode& node = g_.nodes[i];
+      if (schedule::is_reduce_op(node.op) && plan_.stage[node.inputs[0]] == p)
+        stack.push_back(node.inputs[0]);
+      if (node.op == "store" && plan_.full[i] && plan_.stage[i] == p)
+        stack.push_back(node.inputs[0]);
+      if (buffered && slot_[i] >= 0 && plan_.stage[i] == p) stack.push_back(static_cast<int>(i));
+    }
+    while (!stack.empty()) {
+      int x = stack.back();
+      stack.pop_back();
+      if (need[x] || !plan_.full[x] || g_.nodes[x].op == "data") continue;
+      need[x] = 1;
+      if (buffered && slot_[x] >= 0 && plan_.stage[x] < p) continue;  // read from the buffer
+      for (int in : g_.nodes[x].inputs) stack.push_back(in);
+    }
+    std::vector<int> out;
+    for (size_t i = 0; i < n; ++i)
+      if (need[i]) out.push_back(static_cast<int>(i));
+    return out;
+  }
+
+  std::vector<int> pass_reduces(int p) const {
+    std::vector<int> out;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (schedule::is_reduce_op(g_.nodes[i].op) && plan_.stage[g_.nodes[i].inputs[0]] == p)
+        out.push_back(static_cast<int>(i));
+    return out;
+  }
+
+  /// One vector step of pass p at element `pos` of the row: the full values, the accumulator
+  /// updates (into partial `acc`) and the full stores of stage p.
+  void emit_step(int depth, int p, bool buffered, const std::string& pos, bool tail,
+                 const std::string& acc) {
+    std::string t = tail ? "_n" : "", r = tail ? ", rem" : "";
+    std::string R = size_var(k_.vec_parent);
+    for (int i : pass_nodes(p, buffered)) {
+      const AscNode& n = g_.nodes[i];
+      if (n.op == "broadcast") continue;
+      std::string buf = "rowbuf + " + std::to_string(slot_[i]) + " * " + R + " + " + pos;
+      std::string rhs;
+      if (buffered && slot_[i] >= 0 && plan_.stage[i] < p) {
+        rhs = "af_load_f32" + t + "(" + buf + r + ")";
+      } else if (n.op == "load") {
+        rhs = load_expr(i, pos, tail);
+      } else {
+        std::vector<std::string> args;
+        for (int in : n.inputs) args.push_back(v(in));
+        rhs = compute_expr(g_, i, args, users_[i]);
+      }
+      line(depth, "const auto " + v(i) + " = " + rhs + ";  // %" + n.name + " " + n.op);
+      if (buffered && slot_[i] >= 0 && plan_.stage[i] == p)
+        line(depth, "af_store_f32" + t + "(" + buf + ", " + v(i) + r + ");");
+    }
+    for (int i : pass_reduces(p)) {
+      const ReduceKind& rk = kind(i);
+      std::string x = v(g_.nodes[i].inputs[0]);
+      if (tail && inner_) x = "af_fill_tail(" + x + ", rem, " + rk.identity + ")";
+      std::string a = "a" + n_(i) + acc;
+      line(depth, a + " = " + rk.combine + "(" + a + ", " + x + ");");
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (g_.nodes[i].op == "store" && plan_.full[i] && plan_.stage[i] == p)
+        emit_store(depth, static_cast<int>(i), pos, tail);
+  }
+
+  /// The value of reduce node i after its pass: horizontal (inner) or per column (outer).
+  void emit_finalize(int depth, int i) {
+    const ReduceKind& rk = kind(i);
+    std::string acc = "acc" + n_(i);
+    std::string count;
+    if (g_.nodes[i].op == "reduce_mean") {
+      sym::Expr c = inner_ ? g_.axis(k_.vec_parent).size : sym::Expr(1);
+      if (!inner_)
+        for (int a : reduced_loops_) c = c * g_.axis(a).size;
+      count = "af_splat(static_cast<float>(" + cpp_expr(k_, c) + "))";
+    }
+    std::string value = acc;
+    if (inner_)
+      value =
+          std::string(rk.mask ? "af_mask_splat(" : "af_splat(") + rk.horizontal + "(" + acc + "))";
+    if (!count.empty()) value = "af_div(" + value + ", " + count + ")";
+    line(depth, "const auto " + v(i) + " = " + value + ";  // %" + g_.nodes[i].name + " " +
+                    g_.nodes[i].op);
+  }
+
+  /// Declares the row accumulators of pass p.
+  void emit_accumulators(int depth, int p) {
+    for (int i : pass_reduces(p)) {
+      const ReduceKind& rk = kind(i);
+      line(depth,
+           std::string(rk.mask ? "af_vm" : "af_vf") + " acc" + n_(i) + " = " + rk.identity + ";");
+    }
+  }
+
+  /// Row values of stage s (after the reductions of pass s - 1), in topological order.
+  void emit_row_values(int depth, int s, bool tail) {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      if (plan_.full[i] || plan_.stage[i] != s) continue;
+      if (schedule::is_reduce_op(n.op)) {
+        emit_finalize(depth, static_cast<int>(i));
+        continue;
+      }
+      if (n.op == "scalar" && s == 0) {
+        emit_row_value(depth, static_cast<int>(i), tail);
+        continue;
+      }
+      emit_row_value(depth, static_cast<int>(i), tail);
+    }
+  }
+
+  void emit_row_stores(int depth, bool tail) {
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (g_.nodes[i].op == "store" && !plan_.full[i])
+        emit_store(depth, static_cast<int>(i), "0", tail);
+  }
+
+  /// reduce_inner: one row; every pass tiles the row, two partial accumulators per tile.
+  void emit_row_inner(IndexDeriver& idx) {
+    emit_bases(idx, 2);
+    std::string R = size_var(k_.vec_parent);
+    std::string T = size_var(k_.vec);
+    emit_row_values(2, 0, false);
+    for (int p = 0; p < plan_.passes; ++p) {
+      emit_accumulators(2, p);
+      bool two = slots_ > 0;
+      if (two) {
+        line(2, "if (tiling_key == 0) {  // reduce_inner_all_load");
+        emit_pass_inner(3, p, true, R, T);
+        line(2, "} else {  // reduce_inner_split");
+        emit_pass_inner(3, p, false, R, T);
+        line(2, "}");
+      } else {
+        emit_pass_inner(2, p, false, R, T);
+      }
+      emit_row_values(2, p + 1, false);
+    }
+    emit_row_stores(2, false);
+  }
+
+  void emit_pass_inner(int depth, int p, bool buffered, const std::string& R,
+                       const std::string& T) {
+    std::vector<int> reduces = pass_reduces(p);
+    line(depth, "for (int64_t t = 0; t < " + R + "; t += " + T + ") {  // pass " +
+                    std::to_string(p) + " over tiles of the row");
+    line(depth + 1, "const int64_t n = af_min(" + T + ", " + R + " - t);");
+    for (int i : reduces) {
+      const ReduceKind& rk = kind(i);
+      std::string ty = rk.mask ? "af_vm" : "af_vf";
+      line(depth + 1,
+           ty + " a" + n_(i) + "_0 = " + rk.identity + ", a" + n_(i) + "_1 = " + rk.identity + ";");
+    }
+    line(depth + 1, "int64_t j = 0;");
+    line(depth + 1, "for (; j + 2 * AF_LANES <= n; j += 2 * AF_LANES) {");
+    line(depth + 2, "{");
+    emit_step(depth + 3, p, buffered, "t + j", false, "_0");
+    line(depth + 2, "}");
+    line(depth + 2, "{");
+    emit_step(depth + 3, p, buffered, "t + j + AF_LANES", false, "_1");
+    line(depth + 2, "}");
+    line(depth + 1, "}");
+    line(depth + 1, "if (j + AF_LANES <= n) {");
+    emit_step(depth + 2, p, buffered, "t + j", false, "_0");
+    line(depth + 2, "j += AF_LANES;");
+    line(depth + 1, "}");
+    line(depth + 1, "if (j < n) {  // the tail: fewer than AF_LANES elements");
+    line(depth + 2, "const int64_t rem = n - j;");
+    emit_step(depth + 2, p, buffered, "t + j", true, "_0");
+    line(depth + 1, "}");
+    for (int i : reduces) {
+      const ReduceKind& rk = kind(i);
+      line(depth + 1, "acc" + n_(i) + " = " + rk.combine + "(acc" + n_(i) + ", " + rk.combine +
+                          "(a" + n_(i) + "_0, a" + n_(i) + "_1));");
+    }
+    line(depth, "}");
+  }
+
+  /// reduce_outer: one chunk of AF_LANES columns (`tail`: rem of them); the reduced dims are
+  /// loops, the innermost summed in partials of kOuterCascade rows.
+  void emit_row_outer(int depth, bool tail) {
+    emit_row_values(depth, 0, tail);
+    for (int p = 0; p < plan_.passes; ++p) {
+      std::vector<int> reduces = pass_reduces(p);
+      emit_accumulators(depth, p);
+      int d = depth;
+      for (size_t l = 0; l < reduced_loops_.size(); ++l) {
+        int a = reduced_loops_[l];
+        std::string iv = "i" + std::to_string(a);
+        bool innermost = l + 1 == reduced_loops_.size();
+        if (!innermost) {
+          line(d, "for (int64_t " + iv + " = 0; " + iv + " < " + size_var(a) + "; ++" + iv + ") {");
+          ++d;
+          continue;
+        }
+        line(d, "for (int64_t c0 = 0; c0 < " + size_var(a) +
+                    "; c0 += " + std::to_string(kOuterCascade) + ") {");
+        for (int i : reduces) {
+          const ReduceKind& rk = kind(i);
+          line(d + 1,
+               std::string(rk.mask ? "af_vm" : "af_vf") + " a" + n_(i) + " = " + rk.identity + ";");
+        }
+        line(d + 1, "const int64_t c1 = af_min(c0 + " + std::to_string(kOuterCascade) + ", " +
+                        size_var(a) + ");");
+        line(d + 1, "for (int64_t " + iv + " = c0; " + iv + " < c1; ++" + iv + ") {");
+        emit_step(d + 2, p, false, "0", tail, "");
+        line(d + 1, "}");
+        for (int i : reduces) {
+          const ReduceKind& rk = kind(i);
+          line(d + 1, "acc" + n_(i) + " = " + rk.combine + "(acc" + n_(i) + ", a" + n_(i) + ");");
+        }
+        line(d, "}");
+      }
+      for (; d > depth; --d) line(d - 1, "}");
+      emit_row_values(depth, p + 1, tail);
+    }
+    emit_row_stores(depth, tail);
+  }
+
+  const KernelContext& k_;
+  const AscGraph& g_;
+  const bool inner_;
+  schedule::ReducePlan plan_;
+  std::vector<std::string> lines_;
+  std::vector<std::vector<int>> users_;
+  std::vector<std::string> var_;
+  std::vector<int> slot_;
+  std::vector<sym::Expr> lane_stride_;
+  std::vector<int> reduced_loops_;
+  int slots_ = 0;
+};
+
+}  // namespace
+
+std::string emit_reduce_kernel_function(const KernelContext& k) {
+  return ReducePrinter(k).print();
+}
+
+}  // namespace af::codegen

@@ -1,0 +1,147 @@
+// The C++ text of one AscIR value for the CPU emitter (see cpu_values.h).
+#include "codegen/cpu_values.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "graph/op_registry.h"
+#include "support/error.h"
+
+namespace af::codegen {
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscNode;
+
+/// An f32 C++ literal for `v`, exact (hexadecimal) and with inf/nan spelled out.
+std::string float_literal(double v) {
+  float f = static_cast<float>(v);
+  if (std::isnan(f)) return "__builtin_nanf(\"\")";
+  if (std::isinf(f)) return f < 0 ? "-__builtin_inff()" : "__builtin_inff()";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%af /* %.9g */", static_cast<double>(f), static_cast<double>(f));
+  return buf;
+}
+
+/// Replaces {0}, {1}, ... in a registry cpu_expr by the operand expressions.
+std::string format_expr(std::string pattern, const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string key = "{" + std::to_string(i) + "}";
+    for (size_t pos; (pos = pattern.find(key)) != std::string::npos;)
+      pattern.replace(pos, key.size(), args[i]);
+  }
+  return pattern;
+}
+
+std::string scalar_expr(const AscGraph& g, const AscNode& n) {
+  auto it = n.attrs.find("value");
+  double v = 0;
+  if (it != n.attrs.end() && std::holds_alternative<double>(it->second))
+    v = std::get<double>(it->second);
+  else if (it != n.attrs.end() && std::holds_alternative<int64_t>(it->second))
+    v = static_cast<double>(std::get<int64_t>(it->second));
+  else
+    codegen_fail(g, "scalar %" + n.name + " needs a numeric attribute 'value'");
+  switch (n.out.dtype) {
+    case DType::Bool: return std::string("af_mask_splat(") + (v != 0 ? "true" : "false") + ")";
+    case DType::F16: return "af_round_f16(af_splat(" + float_literal(v) + "))";
+    case DType::BF16: return "af_round_bf16(af_splat(" + float_literal(v) + "))";
+    default: return "af_splat(" + float_literal(v) + ")";  // computed in f32
+  }
+}
+
+std::string cast_expr(const AscGraph& g, int i, const std::string& x,
+                      const std::vector<int>& users) {
+  const AscNode& n = g.nodes[i];
+  const AscNode& in = g.nodes[n.inputs[0]];
+  mem_suffix(g, in, in.out.dtype);
+  std::string to = mem_suffix(g, n, n.out.dtype);
+  if (n.out.dtype == DType::F16 || n.out.dtype == DType::BF16) {
+    // Feeding only stores of the same dtype: the store rounds the same way.
+    bool only_stores = !users.empty();
+    for (int u : users)
+      only_stores = only_stores && g.nodes[u].op == "store" &&
+                    g.nodes[u].out.dtype == n.out.dtype && in.out.dtype != DType::Bool;
+    if (only_stores) return x;
+  }
+  return "af_to_" + to + "(" + x + ")";
+}
+
+}  // namespace
+
+[[noreturn]] void codegen_fail(const AscGraph& g, const std::string& what) {
+  throw CompileError("codegen @" + g.name + ": " + what);
+}
+
+std::string c_ident(const std::string& s) {
+  std::string out = s;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  return out;
+}
+
+/// The vector library's name for `t` in af_load_<T> and friends.
+std::string mem_suffix(const AscGraph& g, const AscNode& n, DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::Bool: return "bool";
+    default:
+      codegen_fail(g, "%" + n.name + " (" + n.op + ") has dtype " + std::string(dtype_name(t)) +
+                          "; CPU kernels read and write f32, f16, bf16 and bool");
+  }
+}
+
+std::string index_attr(const AscNode& n) {
+  auto it = n.attrs.find("index");
+  return it == n.attrs.end() ? "?" : attr_str(it->second);
+}
+
+std::string storage_type(DType t) {
+  return std::string(dtype_storage_cpp(t));
+}
+
+std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string>& args,
+                         const std::vector<int>& users) {
+  const AscNode& n = g.nodes[i];
+  if (n.op == "scalar") return scalar_expr(g, n);
+  if (n.op == "cast") return cast_expr(g, i, args.at(0), users);
+  if (n.op.rfind("reduce_", 0) == 0 && args.size() == 1) return args[0];  // over size-1 axes
+  for (int in : n.inputs) mem_suffix(g, g.nodes[in], g.nodes[in].out.dtype);
+  mem_suffix(g, n, n.out.dtype);
+  const graph::OpDef* def = graph::find_op(n.op);
+  if (!def || def->cls != graph::OpClass::Elementwise || def->cpu_expr.empty())
+    codegen_fail(g, "%" + n.name + ": op '" + n.op + "' has no CPU expression in the op registry");
+  if (def->arity >= 0 && static_cast<size_t>(def->arity) != args.size())
+    codegen_fail(g, "%" + n.name + " (" + n.op + ") has " + std::to_string(args.size()) +
+                        " operands, the registry says " + std::to_string(def->arity));
+  std::string pattern(def->cpu_expr);
+  auto approx = n.attrs.find("approximate");
+  if (approx != n.attrs.end() && std::holds_alternative<std::string>(approx->second)) {
+    const std::string& mode = std::get<std::string>(approx->second);
+    if (mode != "none") {
+      std::string call = "af_" + n.op + "(";
+      size_t pos = pattern.find(call);
+      if (pos == std::string::npos || c_ident(mode) != mode)
+        codegen_fail(g,
+                     "%" + n.name + " (" + n.op + "): unsupported approximate = \"" + mode + "\"");
+      pattern.replace(pos, call.size(), "af_" + n.op + "_" + mode + "(");
+    }
+  }
+  auto round = n.attrs.find("round");
+  if (round != n.attrs.end()) {
+    // div_floor / div_trunc computing f16/bf16 values with eager's per-step rounding.
+    const std::string* to = std::get_if<std::string>(&round->second);
+    std::string call = "af_" + n.op + "(";
+    size_t pos = pattern.find(call);
+    if (!to || (*to != "f16" && *to != "bf16") || pos == std::string::npos ||
+        (n.op != "div_floor" && n.op != "div_trunc"))
+      codegen_fail(g, "%" + n.name + " (" + n.op + "): unsupported attribute round");
+    pattern.replace(pos, call.size(), "af_" + n.op + "_" + *to + "(");
+  }
+  return format_expr(pattern, args);
+}
+
+}  // namespace af::codegen

@@ -1,0 +1,34 @@
+// Internal to the CPU emitter: the C++ text of one AscIR value (scalar, cast, elementwise op)
+// over its operands' variables, and the naming helpers both kernel printers share.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ascir/asc_graph.h"
+
+namespace af::codegen {
+
+/// Throws CompileError "codegen @<kernel>: <what>".
+[[noreturn]] void codegen_fail(const ascir::AscGraph& g, const std::string& what);
+
+/// `s` with every character outside [A-Za-z0-9_] replaced by '_'.
+std::string c_ident(const std::string& s);
+
+/// The vector library's name for dtype `t` in af_load_<T> and friends (f32, f16, bf16, bool);
+/// throws naming node `n` for any other dtype.
+std::string mem_suffix(const ascir::AscGraph& g, const ascir::AscNode& n, DType t);
+
+/// The `index` attribute of a data/output node as text ("?" when absent).
+std::string index_attr(const ascir::AscNode& n);
+
+/// The C++ storage element type of dtype `t` (float, uint16_t, uint8_t).
+std::string storage_type(DType t);
+
+/// The C++ expression of node `i` of `g` — a `scalar`, a `cast` or an elementwise op of the
+/// registry — over its operands' expressions `args`. `users` are the nodes reading `i` (a cast
+/// to f16/bf16 feeding only same-dtype stores is left to the store's rounding). A reduce node
+/// that reduces nothing (size-1 axes) is its operand.
+std::string compute_expr(const ascir::AscGraph& g, int i, const std::vector<std::string>& args,
+                         const std::vector<int>& users);
+
+}  // namespace af::codegen

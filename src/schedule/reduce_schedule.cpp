@@ -1,0 +1,285 @@
+// The reduction TilingCases "reduce_inner" and "reduce_outer" (see reduce_schedule.h).
+#include "schedule/reduce_schedule.h"
+
+#include <algorithm>
+#include <set>
+
+#include "schedule/axis_merge.h"
+#include "schedule/axis_split.h"
+#include "schedule/reduce_plan.h"
+#include "schedule/schedule.h"
+#include "support/error.h"
+
+namespace af::schedule {
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscNode;
+
+[[noreturn]] void fail(const AscGraph& g, const std::string& what) {
+  throw CompileError("schedule @" + g.name + ": " + what);
+}
+
+bool is_one(const sym::Expr& e) {
+  return e == sym::Expr(1);
+}
+
+/// Whether node `n`'s value varies along any of `axes` (a repeat other than 1 there).
+bool varies_along(const AscNode& n, const std::vector<int>& axes) {
+  for (size_t k = 0; k < n.out.axes.size() && k < n.out.repeats.size(); ++k)
+    if (std::count(axes.begin(), axes.end(), n.out.axes[k]) && !is_one(n.out.repeats[k]))
+      return true;
+  return false;
+}
+
+/// The axes reduce node `i` reduces: its input varies there, it does not.
+std::vector<int> axes_reduced_by(const AscGraph& g, int i) {
+  const AscNode& n = g.nodes[i];
+  std::vector<int> out;
+  if (n.inputs.size() != 1) fail(g, "reduce %" + n.name + " needs one input");
+  const AscNode& in = g.nodes[n.inputs[0]];
+  for (size_t k = 0; k < n.out.axes.size(); ++k) {
+    if (!is_one(n.out.repeats.at(k))) continue;
+    int ax = n.out.axes[k];
+    if (varies_along(in, {ax})) out.push_back(ax);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string axis_set(const AscGraph& g, const std::vector<int>& axes) {
+  std::string s = "{";
+  for (size_t i = 0; i < axes.size(); ++i) s += (i ? ", " : "") + g.axis(axes[i]).name;
+  return s + "}";
+}
+
+/// The loop dims of a reduction kernel, ordered and merged, with their class (1 = reduced).
+struct ReduceLayout {
+  LoopLayout l;
+  std::vector<int> cls;
+  bool inner = false;
+  std::string unsupported;  // non-empty: why no reduction case applies
+};
+
+ReduceLayout analyze(const AscGraph& g, const std::vector<int>& reduced) {
+  std::vector<int> loop;
+  for (const auto& a : g.axes)
+    if (a.kind == ascir::AxisKind::Original) loop.push_back(a.id);
+  ReduceLayout r;
+  r.l = collect_layout_over(g, loop, reduced);
+  drop_unit_dims(r.l);
+  for (const auto& members : r.l.dims)
+    r.cls.push_back(std::count(reduced.begin(), reduced.end(), members[0]) ? 1 : 0);
+  // The main input: the data tensor that varies along the most dims (the first of those).
+  int ref = r.l.first_store, best = -1;
+  for (int t = 0; t < r.l.first_store; ++t) {
+    int varying = 0;
+    for (const DimLayout& d : r.l.tensors[t].dims) varying += d.stride != sym::Expr(0);
+    if (varying > best) best = varying, ref = t;
+  }
+  reorder_by_tensor(r.l, ref, &r.cls);
+  merge_dims(r.l, &r.cls);
+  r.inner = r.cls.back() == 1;
+  if (r.inner && std::count(r.cls.begin(), r.cls.end(), 1) != 1)
+    r.unsupported = "the reduced axes " + axis_set(g, reduced) +
+                    " are not one dim contiguous in every tensor, innermost in memory";
+  return r;
+}
+
+/// Marks the full values that later passes read (the "all_load" row buffer) with attribute
+/// row_buffer = slot: a value of stage s read by a full value of a later stage is written to the
+/// buffer in pass s and read back afterwards instead of recomputed (x for x - mean, exp(x - max)
+/// for softmax's division). Loads of tensors that are the same for every row (weights) are
+/// re-read instead. Returns the number of slots.
+int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
+  ReducePlan p = plan_reduce(g);
+  if (p.passes < 2) return 0;
+  std::vector<bool> per_row_input(g.nodes.size(), false);
+  for (const TensorLayout& t : l.tensors) {
+    bool varies = false;
+    for (size_t d = 0; d + 1 < t.dims.size(); ++d)
+      varies = varies || t.dims[d].stride != sym::Expr(0);
+    per_row_input[t.node] = varies;
+  }
+  std::vector<bool> wanted(g.nodes.size(), false);
+  for (size_t u = 0; u < g.nodes.size(); ++u) {
+    const AscNode& n = g.nodes[u];
+    if (!p.full[u] || is_reduce_op(n.op) || n.op == "store") continue;
+    for (int in : n.inputs)
+      if (p.full[in] && p.stage[in] < p.stage[u] && g.nodes[in].op != "data") wanted[in] = true;
+  }
+  int64_t slots = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!wanted[i]) continue;
+    const AscNode& n = g.nodes[i];
+    // A weight (load or its cast of a tensor without per-row data) is cheaper to re-read.
+    int src = static_cast<int>(i);
+    if (g.nodes[src].op == "cast") src = g.nodes[src].inputs[0];
+    if (g.nodes[src].op == "load" && !per_row_input[g.nodes[src].inputs[0]]) continue;
+    if (n.out.dtype == DType::Bool) continue;
+    g.nodes[i].attrs["row_buffer"] = slots++;
+  }
+  return slots;
+}
+
+}  // namespace
+
+bool is_reduce_op(const std::string& op) {
+  return op.rfind("reduce_", 0) == 0;
+}
+
+std::vector<int> reduced_axes(const AscGraph& g) {
+  std::vector<int> axes;
+  int first = -1;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!is_reduce_op(g.nodes[i].op)) continue;
+    std::vector<int> mine = axes_reduced_by(g, static_cast<int>(i));
+    if (mine.empty()) continue;  // a reduction over size-1 axes is the identity
+    if (first < 0) {
+      axes = mine;
+      first = static_cast<int>(i);
+    } else if (mine != axes) {
+      fail(g, "reductions over different axes: %" + g.nodes[first].name + " reduces " +
+                  axis_set(g, axes) + ", %" + g.nodes[i].name + " reduces " + axis_set(g, mine));
+    }
+  }
+  return axes;
+}
+
+bool has_reduction(const AscGraph& g) {
+  return !reduced_axes(g).empty();
+}
+
+std::optional<std::string> reduce_unsupported_reason(const AscGraph& g) {
+  try {
+    std::vector<int> reduced = reduced_axes(g);
+    if (reduced.empty()) return std::nullopt;
+    ReduceLayout r = analyze(g, reduced);
+    if (!r.unsupported.empty()) return r.unsupported;
+  } catch (const CompileError& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+void schedule_reduce(AscGraph& g, const Target& t) {
+  if (g.schedule) fail(g, "the graph is already scheduled");
+  const std::vector<int> reduced = reduced_axes(g);
+  if (reduced.empty()) fail(g, "the kernel has no reduction");
+  ReduceLayout rl = analyze(g, reduced);
+  if (!rl.unsupported.empty()) fail(g, rl.unsupported);
+  std::set<std::string> symbols;
+  for (const auto& s : g.size_symbols()) symbols.insert(s);
+
+  // Classify on the unscheduled tensors: full values vary along a reduced axis.
+  const size_t n = g.nodes.size();
+  std::vector<bool> full(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    const AscNode& node = g.nodes[i];
+    if (node.op == "data")
+      full[i] = true;
+    else if (is_reduce_op(node.op))
+      full[i] = true;  // consumes the row inside the passes
+    else if (node.op == "store")
+      full[i] = varies_along(g.nodes[node.inputs.at(0)], reduced);
+    else if (node.op == "output")
+      full[i] = full[node.inputs.at(0)];
+    else
+      full[i] = varies_along(node, reduced);
+  }
+  std::vector<int> dim_axes;
+  for (const auto& members : rl.l.dims) dim_axes.push_back(dim_axis(g, members));
+  const int64_t lanes = vector_lanes(t);
+  const std::vector<int> vec_members = rl.l.dims.back();
+  std::vector<bool> lane_var(n, false);
+  for (size_t i = 0; i < n; ++i) lane_var[i] = varies_along(g.nodes[i], vec_members);
+
+  ascir::ScheduleInfo s;
+  std::vector<int> full_nest, row_nest;
+  std::vector<int> kept;
+  for (size_t d = 0; d + 1 < dim_axes.size(); ++d)
+    if (rl.cls[d] == 0) kept.push_back(dim_axes[d]);
+  const int v = dim_axes.back();
+  std::string tile_param = unique_symbol(symbols, g.axis(v).name + "t_size");
+  auto [v_outer, v_inner] = split_axis(g, v, tile_param, true);
+  if (rl.inner) {
+    int x = kept.empty() ? g.add_axis(unique_axis_name(g, "row"), 1)
+                         : (kept.size() == 1 ? kept[0] : dim_axis(g, kept));
+    std::string block_param = unique_symbol(symbols, g.axis(x).name + "b_size");
+    auto [xb_outer, xb_inner] = split_axis(g, x, block_param, false);
+    full_nest = {xb_outer, xb_inner, v_outer, v_inner};
+    row_nest = {xb_outer, xb_inner};
+    s.case_name = "reduce_inner";
+    s.block_axis = xb_outer;
+    s.params.push_back({tile_param, "tile", v, lanes});
+    s.params.push_back({block_param, "block", x, 1});
+  } else {
+    kept.push_back(v_outer);
+    int x = kept.size() == 1 ? kept[0] : dim_axis(g, kept);
+    std::string block_param = unique_symbol(symbols, g.axis(x).name + "b_size");
+    auto [xb_outer, xb_inner] = split_axis(g, x, block_param, false);
+    full_nest = {xb_outer, xb_inner};
+    for (size_t d = 0; d + 1 < dim_axes.size(); ++d)
+      if (rl.cls[d] == 1) full_nest.push_back(dim_axes[d]);
+    full_nest.push_back(v_inner);
+    row_nest = {xb_outer, xb_inner, v_inner};
+    s.case_name = "reduce_outer";
+    s.tiling_cases = {"reduce_outer"};
+    s.block_axis = xb_outer;
+    s.params.push_back({tile_param, "tile", v, lanes});
+    s.params.push_back({block_param, "block", x, 1});
+  }
+  s.vectorized_axis = v_inner;
+  const sym::Expr tile = sym::Expr::symbol(tile_param);
+
+  // Rewrite every node onto its nest: global tensors over the dim axes, the others one tile.
+  for (const TensorLayout& tl : rl.l.tensors) {
+    AscNode& node = g.nodes[tl.node];
+    node.out.axes = dim_axes;
+    node.out.repeats.clear();
+    node.out.strides.clear();
+    for (const DimLayout& d : tl.dims) {
+      node.out.repeats.push_back(d.repeat);
+      node.out.strides.push_back(d.stride);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    AscNode& node = g.nodes[i];
+    node.sched_axes = full[i] ? full_nest : row_nest;
+    if (node.op == "data" || node.op == "store") continue;
+    if (node.op == "output") {
+      const AscNode& st = g.nodes[node.inputs.at(0)];
+      node.sched_axes = st.sched_axes;
+      node.out.axes = st.out.axes;
+      node.out.repeats = st.out.repeats;
+      node.out.strides = st.out.strides;
+      node.out.offset = st.out.offset;
+    } else if (node.op == "scalar") {
+      node.sched_axes = row_nest;
+      node.out.axes.clear();
+      node.out.repeats.clear();
+      node.out.strides.clear();
+    } else {
+      node.out.axes = {v_inner};
+      node.out.repeats = {lane_var[i] ? tile : sym::Expr(1)};
+      node.out.strides = {lane_var[i] ? 1 : 0};
+      node.out.offset = 0;
+    }
+  }
+  s.ub_bytes = t.reduce_buffer_bytes;
+  if (rl.inner) {
+    int64_t slots = assign_row_buffer(g, rl.l);
+    s.bytes_per_element = 4 * slots;
+    if (slots > 0) {
+      s.tiling_cases = {"reduce_inner_all_load", "reduce_inner_split"};
+      // A static row length decides the case now (the tiling function decides the same way).
+      auto len = g.axis(g.axis(s.vectorized_axis).from.at(0)).size.as_const();
+      if (len && *len * s.bytes_per_element > s.ub_bytes) s.tiling_key = 1;
+    } else {
+      s.tiling_cases = {"reduce_inner"};
+    }
+  }
+  g.schedule = std::move(s);
+}
+
+}  // namespace af::schedule

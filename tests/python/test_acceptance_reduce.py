@@ -1,0 +1,123 @@
+"""Issue 3's acceptance: the normalization structures of transformers, each EXACTLY ONE
+generated kernel (every ATen op of the graph inside it), equal to eager at assert_close's
+default tolerances, in fp32 and bf16.
+
+Runtime: one Dynamo compile + one C++ kernel per (pattern, shape, dtype). The large shapes'
+ids contain "large" (`-k "not large"` leaves them out).
+"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import autofuse
+from autofuse.backend import fused_op_count
+from helpers import compile_fn, kernel_steps
+
+EPS = 1e-6
+
+
+def layer_norm(x, w, b):
+    return F.layer_norm(x, (x.shape[-1],), w, b)
+
+
+def rms_norm(x, w):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * w
+
+
+def softmax_last(x):
+    return torch.softmax(x, -1)
+
+
+def log_softmax_last(x):
+    return torch.log_softmax(x, -1)
+
+
+def mean_sub_square_chain(x, b):
+    """mean -> sub -> square -> mean -> (+ eps) rsqrt -> mul -> add."""
+    d = x - x.mean(-1, keepdim=True)
+    return d * torch.rsqrt(d.square().mean(-1, keepdim=True) + 1e-5) + b
+
+
+def residual_rms_norm(x, r, w):
+    h = x + r
+    return h, h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS) * w
+
+
+def scaled_sum(x):
+    return torch.sum(x, -1) * 0.125
+
+
+def _vec(x):
+    return torch.randn(x.shape[-1], dtype=x.dtype)
+
+
+# pattern -> its extra arguments after x (made from x)
+PATTERNS = {
+    layer_norm: lambda x: (_vec(x), _vec(x)),
+    rms_norm: lambda x: (_vec(x),),
+    softmax_last: lambda x: (),
+    log_softmax_last: lambda x: (),
+    mean_sub_square_chain: lambda x: (_vec(x),),
+    residual_rms_norm: lambda x: (torch.randn_like(x), _vec(x)),
+    scaled_sum: lambda x: (),
+}
+
+
+def _shape_param(shape):
+    name = "x".join(map(str, shape))
+    large = shape[0] * shape[-1] * (shape[1] if len(shape) == 3 else 1) >= 100_000
+    return pytest.param(shape, id=f"{name}-large" if large else name)
+
+
+SHAPES = [_shape_param(s) for s in [(1, 7), (8, 4096), (4, 128, 768), (2, 50257)]]
+DTYPES = [pytest.param(torch.float32, id="fp32"), pytest.param(torch.bfloat16, id="bf16")]
+
+
+def check_one_kernel(fn, *args):
+    """fn compiled by autofuse: one graph, compiled (no eager fallback), exactly one kernel
+    holding every ATen op of the graph, results equal to eager."""
+    expected = fn(*args)
+    with autofuse.collect_records() as recs:
+        got = compile_fn(fn)(*args)
+    torch.testing.assert_close(got, expected)
+    assert len(recs) == 1, [(r.name, r.fallback) for r in recs]
+    (rec,) = recs
+    assert rec.fallback == "", f"{rec.fallback}\n{rec.graph_text}"
+    assert rec.num_kernels == 1, rec.fused_text
+    assert len(kernel_steps(rec)) == 1
+    assert fused_op_count(rec) == rec.fx_ops, rec.fused_text
+    return rec
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("fn", list(PATTERNS), ids=lambda f: f.__name__)
+def test_norm_is_one_kernel(fn, shape, dtype):
+    x = torch.randn(shape, dtype=dtype)
+    rec = check_one_kernel(fn, x, *PATTERNS[fn](x))
+    assert "reduce_" in rec.graph_text
+
+
+OUTER_AND_MIDDLE = [
+    ("sum", 0, (8, 4096)),
+    ("softmax", 0, (8, 4096)),
+    ("sum", 0, (4, 128, 768)),
+    ("softmax", 0, (4, 128, 768)),
+    ("sum", 1, (4, 128, 768)),
+    ("softmax", 1, (4, 128, 768)),
+    ("sum", 1, (3, 50, 7)),
+    ("softmax", 1, (3, 50, 7)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "op,dim,shape",
+    [pytest.param(op, d, s, id=f"{op}_dim{d}-{p.id}") for op, d, s in OUTER_AND_MIDDLE for p in [_shape_param(s)]],
+)
+def test_outer_and_middle_dims_are_one_kernel(op, dim, shape, dtype):
+    fn = {"sum": torch.sum, "softmax": torch.softmax}[op]
+    rec = check_one_kernel(lambda x: fn(x, dim), torch.randn(shape, dtype=dtype))
+    reduces = [n for n in rec.translation.nodes if n.kind.startswith("reduce_")]
+    assert reduces and all(n.attrs["dims"] == [dim] for n in reduces)
