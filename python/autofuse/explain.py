@@ -67,8 +67,9 @@ class RejectedFusion:
     sibling: bool = False
 
     def __str__(self) -> str:
-        pair = f"siblings {self.producer}, {self.consumer}" if self.sibling else f"{self.producer} -> {self.consumer}"
-        return f"{pair}: {self.reason}"
+        if self.sibling:
+            return f"siblings {self.producer}, {self.consumer}: {self.reason}"
+        return f"{self.producer} -> {self.consumer}: {self.reason}"
 
 
 @dataclasses.dataclass
@@ -150,8 +151,10 @@ def _graph_lines(g: GraphReport) -> List[str]:
             cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:6], widths[1:6])] + [r[6]]
             lines.append("  " + "  ".join(cells).rstrip())
     for k in g.kernels:
-        extra = f" (+ {', '.join(k.extra)})" if k.extra else ""
-        lines.append(f"  kernel {k.name}: {', '.join(k.aten_ops)}{extra}")
+        ops = ", ".join(k.aten_ops)
+        if k.extra:
+            ops += (" " if ops else "") + f"(+ {', '.join(k.extra)})"
+        lines.append(f"  kernel {k.name}: {ops}")
         lines.append(f"    Graph IR: {', '.join(f'{kind} %{name}' for kind, name in k.ops)}")
     if g.absorbed:
         ops = ", ".join(f"{op} (%{node})" for op, node in g.absorbed)
@@ -163,7 +166,8 @@ def _graph_lines(g: GraphReport) -> List[str]:
         lines.append("  rejected fusions:")
         lines.extend(f"    {r}" for r in g.rejected)
     if g.pictures:
-        lines.append("  picture: " + ", ".join(g.pictures[k] for k in ("svg", "png", "dot") if k in g.pictures))
+        files = [g.pictures[k] for k in ("svg", "png", "dot") if k in g.pictures]
+        lines.append("  picture: " + ", ".join(files))
     return lines
 
 

@@ -145,7 +145,8 @@ class Verifier {
   void check_reduce(const AscNode& n, const AscNode& in) const {
     if (n.out.dtype != in.out.dtype)
       fail_node(n, "has dtype " + std::string(dtype_name(n.out.dtype)) + ", its input %" + in.name +
-                       " " + std::string(dtype_name(in.out.dtype)) + " (reduce in the input dtype)");
+                       " " + std::string(dtype_name(in.out.dtype)) +
+                       " (reduce in the input dtype)");
     if (g_.schedule) return;
     if (n.out.axes != in.out.axes)
       fail_node(n, "tensor axes differ from its input %" + in.name +
@@ -153,8 +154,8 @@ class Verifier {
     for (size_t k = 0; k < n.out.axes.size(); ++k)
       if (n.out.repeats[k] != in.out.repeats[k] && n.out.repeats[k] != sym::Expr(1))
         fail_node(n, "has repeat " + n.out.repeats[k].str() + " on axis " +
-                         g_.axis(n.out.axes[k]).name + " where its input %" + in.name +
-                         " has " + in.out.repeats[k].str() + " (must be equal, or 1 when reduced)");
+                         g_.axis(n.out.axes[k]).name + " where its input %" + in.name + " has " +
+                         in.out.repeats[k].str() + " (must be equal, or 1 when reduced)");
   }
 
   // Aligned right, every dim where the result's repeat differs from the input's must have

@@ -36,8 +36,12 @@ struct FusionDecision {
 
 /// Whether steps a and b (a before b in execution order) may merge into one kernel. Says no,
 /// with the reason, when fusion is disabled, either step is not a kernel, their loop axes
-/// differ, another step lies on a path from a to b (merging would create a cycle), or the
-/// merged kernel would have more than max_inputs distinct inputs or max_nodes compute nodes.
+/// differ and neither has a reduce, another step lies on a path from a to b (merging would
+/// create a cycle), or the merged kernel would have more than max_inputs distinct inputs or
+/// max_nodes compute nodes. When either has a reduce or the axes differ, the merged kernel is
+/// built (axis embedding, fusion/embed.h) and checked: the axes must embed, the guest may be
+/// smaller only on reduced axes (or be recomputed there, at most recomputation_threshold
+/// compute nodes), and reduction_check (fusion/reduce_check.h) must pass.
 /// Throws CompileError when a, b are not two steps with a < b.
 FusionDecision can_fuse(const FusedGraph& fg, int a, int b, const FusionOptions& opts);
 /// The same, reusing a StepIndex of `fg` (the greedy driver asks many times per round).

@@ -104,6 +104,13 @@ std::string quoted(const std::vector<std::string>& lines) {
   return out + "\"";
 }
 
+/// A quoted DOT string of `lines`, each left-justified ("\l" ends every line).
+std::string quoted_left(const std::vector<std::string>& lines) {
+  std::string out = "\"";
+  for (const std::string& line : lines) out += escape(line) + "\\l";
+  return out + "\"";
+}
+
 std::string quoted(const std::string& s) {
   return quoted(std::vector<std::string>{s});
 }
@@ -269,7 +276,7 @@ class DotWriter {
         "unfused " + human_bytes(b.unfused)};
     if (!cases.empty()) label.push_back(clip("tiling: " + case_list, 2 * kMaxLine));
     out_ += "  subgraph " + quoted("cluster_" + st.name) + " {\n";
-    out_ += "    label=" + quoted(label) +
+    out_ += "    label=" + quoted_left(label) +
             "; style=\"rounded,filled\"; fillcolor=\"#edf3fb\"; color=\"#4a78b5\"; "
             "fontsize=10; fontcolor=\"#1f3f6e\"; labeljust=l; margin=10;\n";
     out_ += "    tooltip=" +

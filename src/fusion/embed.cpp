@@ -53,7 +53,8 @@ bool is_one(const sym::Expr& e) {
 
 /// Pairs still-unpaired positions of a and b between consecutive pairs (so the pairs stay in
 /// order), in order, where `fits(size_a, size_b)`.
-void complete(Side& a, Side& b, const std::function<bool(const sym::Expr&, const sym::Expr&)>& fits) {
+void complete(Side& a, Side& b,
+              const std::function<bool(const sym::Expr&, const sym::Expr&)>& fits) {
   int lo_a = 0, lo_b = 0;
   const int na = static_cast<int>(a.ids.size()), nb = static_cast<int>(b.ids.size());
   while (lo_a <= na && lo_b <= nb) {
@@ -83,8 +84,8 @@ std::vector<int> input_value_axes(const FusedNode& kernel, size_t i, const graph
   size_t rank = g.nodes.at(kernel.inputs.at(i)).type.rank();
   if (rank > ids.size())
     throw CompileError("kernel " + kernel.name + " reads %" + g.nodes[kernel.inputs[i]].name +
-                       " of rank " + std::to_string(rank) + " over " +
-                       std::to_string(ids.size()) + " axes");
+                       " of rank " + std::to_string(rank) + " over " + std::to_string(ids.size()) +
+                       " axes");
   return std::vector<int>(ids.end() - static_cast<std::ptrdiff_t>(rank), ids.end());
 }
 

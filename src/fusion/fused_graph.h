@@ -24,8 +24,8 @@ struct FusedNode {
   /// (data tensors list every kernel axis, so which ones carry the value's dims is kept here;
   /// an output's are its store's axes). Empty when unknown: then the dims align right.
   std::vector<std::vector<int>> input_axes;
-  ascir::AscGraph kernel;    // Kind::Kernel only
-  std::string reason;        // Kind::Opaque: why this op is not in a kernel
+  ascir::AscGraph kernel;  // Kind::Kernel only
+  std::string reason;      // Kind::Opaque: why this op is not in a kernel
 };
 
 /// A fusion the policy declined, with the reason (for explain and the lit tests).

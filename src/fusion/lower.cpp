@@ -238,8 +238,8 @@ class KernelBuilder {
   std::vector<int> axes_;
   std::vector<int> inputs_;                   // data index -> graph node
   std::vector<std::vector<int>> input_axes_;  // data index -> the axes of the value's dims
-  std::map<int, int> loaded_;    // graph node -> its compute node in this kernel
-  std::set<std::string> names_;  // node names in use
+  std::map<int, int> loaded_;                 // graph node -> its compute node in this kernel
+  std::set<std::string> names_;               // node names in use
 };
 
 FusedNode opaque_step(const graph::Graph& g, int node, std::string reason) {
@@ -271,7 +271,8 @@ std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
       return "opaque ATen op " + (target ? *target : std::string("(no target)"));
     }
     case OpClass::Reduce:
-      if (!opts.reduce) return std::string("reduce pass is disabled (--autofuse_disable_pass=reduce)");
+      if (!opts.reduce)
+        return std::string("reduce pass is disabled (--autofuse_disable_pass=reduce)");
       for (int64_t d : graph::reduce_dims(n)) {
         const auto& shape = g.nodes.at(n.operands.at(0)).type.shape;
         if (d >= 0 && d < static_cast<int64_t>(shape.size()) && shape[d] == sym::Expr(0))

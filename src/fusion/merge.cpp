@@ -111,8 +111,8 @@ class Merger {
     c.out.strides.assign(host_ids_.size(), sym::Expr(0));
     for (size_t d = 0; d < n.out.axes.size(); ++d) {
       int h = to_host.at(n.out.axes[d]);
-      size_t at = static_cast<size_t>(
-          std::find(host_ids_.begin(), host_ids_.end(), h) - host_ids_.begin());
+      size_t at =
+          static_cast<size_t>(std::find(host_ids_.begin(), host_ids_.end(), h) - host_ids_.begin());
       c.out.repeats[at] = n.out.repeats[d];
       if (!squeezed(n.out.axes[d])) c.out.strides[at] = n.out.strides[d];
     }

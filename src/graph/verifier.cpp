@@ -252,8 +252,8 @@ class NodeChecker {
     }
     if (n_.type.shape != expect)
       fail("result shape " + sym::str(n_.type.shape) + " is not " + sym::str(expect) +
-           " (operand %" + operand_name(0) + " of shape " + sym::str(src.shape) + " reduced over dims " +
-           sym::str(list) + ", keepdim = " + std::to_string(keep) + ")");
+           " (operand %" + operand_name(0) + " of shape " + sym::str(src.shape) +
+           " reduced over dims " + sym::str(list) + ", keepdim = " + std::to_string(keep) + ")");
   }
 
   void check_view() const {

@@ -14,6 +14,7 @@
 #include "fusion/lower.h"
 #include "fusion/printer.h"
 #include "graph/printer.h"
+#include "graph/simplify.h"
 #include "graph/verifier.h"
 #include "jit/compile.h"
 #include "pipeline/flags.h"
@@ -64,8 +65,11 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   dump(opts, name, "flags.txt", flags + "\n");
   log(opts, "fusion flags: " + flags);
 
-  // Every fusible op becomes a one-op AscGraph; the rest stays ATen.
-  prog.fused = fusion::lower(g, fusion_opts);
+  // Strength reduction (pow(x, 2) -> x * x, ...), then every fusible op becomes a one-op
+  // AscGraph; the rest stays ATen.
+  graph::Graph simplified = g;
+  if (int n = graph::simplify(simplified)) log(opts, "simplified " + std::to_string(n) + " ops");
+  prog.fused = fusion::lower(simplified, fusion_opts);
   dump(opts, name, "lowered.txt", fusion::print(prog.fused));
   if (last == Stage::Lower) return prog;
 

@@ -105,8 +105,10 @@ int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
   for (size_t u = 0; u < g.nodes.size(); ++u) {
     const AscNode& n = g.nodes[u];
     if (!p.full[u] || is_reduce_op(n.op) || n.op == "store") continue;
-    for (int in : n.inputs)
+    for (int in : n.inputs) {
+      while (g.nodes[in].op == "broadcast") in = g.nodes[in].inputs.at(0);  // an alias
       if (p.full[in] && p.stage[in] < p.stage[u] && g.nodes[in].op != "data") wanted[in] = true;
+    }
   }
   int64_t slots = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -25,7 +25,9 @@ inline void check_program(const FusedGraph& fg, unsigned seed = 1) {
     EXPECT_EQ(ascir::print(ascir::parse_asc_graph(text)), text);
     EXPECT_EQ(n.kernel.data_nodes().size(), n.inputs.size());
     EXPECT_EQ(n.kernel.output_nodes().size(), n.outputs.size());
-    if (!n.input_axes.empty()) EXPECT_EQ(n.input_axes.size(), n.inputs.size());
+    if (!n.input_axes.empty()) {
+      EXPECT_EQ(n.input_axes.size(), n.inputs.size());
+    }
   }
   auto want = run_reference(fg.source, seed);
   auto got = run_fused(fg, seed);

@@ -98,17 +98,24 @@ inline double convert(double v, DType to) {
 /// Folds `x` (the elements one reduction combines) with reduce kind `op`.
 inline double reduce_values(const std::string& op, const std::vector<double>& x) {
   double r = op == "reduce_prod" || op == "reduce_all" ? 1
-             : op == "reduce_max"                    ? -INFINITY
-             : op == "reduce_min"                    ? INFINITY
-                                                     : 0;
+             : op == "reduce_max"                      ? -INFINITY
+             : op == "reduce_min"                      ? INFINITY
+                                                       : 0;
   for (double v : x) {
-    if (op == "reduce_sum" || op == "reduce_mean") r += v;
-    else if (op == "reduce_prod") r *= v;
-    else if (op == "reduce_max") r = std::isnan(v) || std::isnan(r) ? NAN : std::max(r, v);
-    else if (op == "reduce_min") r = std::isnan(v) || std::isnan(r) ? NAN : std::min(r, v);
-    else if (op == "reduce_any") r = r != 0 || v != 0 ? 1 : 0;
-    else if (op == "reduce_all") r = r != 0 && v != 0 ? 1 : 0;
-    else throw std::runtime_error("interpreter: no math for reduce " + op);
+    if (op == "reduce_sum" || op == "reduce_mean")
+      r += v;
+    else if (op == "reduce_prod")
+      r *= v;
+    else if (op == "reduce_max")
+      r = std::isnan(v) || std::isnan(r) ? NAN : std::max(r, v);
+    else if (op == "reduce_min")
+      r = std::isnan(v) || std::isnan(r) ? NAN : std::min(r, v);
+    else if (op == "reduce_any")
+      r = r != 0 || v != 0 ? 1 : 0;
+    else if (op == "reduce_all")
+      r = r != 0 && v != 0 ? 1 : 0;
+    else
+      throw std::runtime_error("interpreter: no math for reduce " + op);
   }
   if (op == "reduce_mean") r /= static_cast<double>(x.size());
   return r;

@@ -450,6 +450,68 @@ TEST(AscIRVerifier, RejectsBadSchedules) {
                   "param z0z1t_size: align 0 must be >= 1");
 }
 
+// An unscheduled reduction kernel as lowering and fusion produce it: a reduce lists every axis
+// (repeat 1 on the reduced one), a row value follows it, and the keepdim = 0 store lists only
+// the kept axis.
+const char* kReduceKernel = R"(ascgraph @k0 {
+  axis z0 : s0
+  axis z1 : 64
+  %x.data = data() {index = 0} sched [z0, z1] : f32 [z0, z1] repeats [s0, 64] strides [64, 1]
+  %x.load = load(%x.data) sched [z0, z1] : f32 [z0, z1] repeats [s0, 64] strides [64, 1]
+  %s = reduce_sum(%x.load) sched [z0, z1] : f32 [z0, z1] repeats [s0, 1] strides [1, 0]
+  %c = scalar() {value = 0.5} sched [z0, z1] : f32 [] repeats [] strides []
+  %y = mul(%s, %c) sched [z0, z1] : f32 [z0, z1] repeats [s0, 1] strides [1, 0]
+  %y.store = store(%y) sched [z0, z1] : f32 [z0] repeats [s0] strides [1]
+  %y.out = output(%y.store) {index = 0} sched [z0, z1] : f32 [z0] repeats [s0] strides [1]
+}
+)";
+
+TEST(AscIRVerifier, ReduceNodesAndStoresOverSomeAxes) {
+  AscGraph ok = parse_asc_graph(kReduceKernel);
+  EXPECT_NO_THROW(verify(ok));
+  EXPECT_EQ(print(ok), kReduceKernel);
+  auto edited = [](const std::function<void(AscGraph&)>& edit) {
+    AscGraph g = parse_asc_graph(kReduceKernel);
+    edit(g);
+    return g;
+  };
+  expect_rejected(edited([](AscGraph& g) { g.nodes[2].out.dtype = DType::F16; }),
+                  "node %s (reduce_sum): has dtype f16, its input %x.load f32");
+  expect_rejected(edited([](AscGraph& g) {
+                    g.nodes[2].out.axes = {0};
+                    g.nodes[2].out.repeats = {s0};
+                    g.nodes[2].out.strides = {1};
+                  }),
+                  "node %s (reduce_sum): tensor axes differ from its input %x.load's");
+  expect_rejected(edited([](AscGraph& g) { g.nodes[2].out.repeats[1] = 8; }),
+                  "node %s (reduce_sum): has repeat 8 on axis z1 where its input %x.load has 64");
+  expect_rejected(edited([](AscGraph& g) {
+                    g.nodes[2].inputs = {1, 1};
+                  }),
+                  "node %s (reduce_sum): expects 1 input(s), has 2");
+  expect_rejected(edited([](AscGraph& g) {
+                    g.nodes[5].out.axes = {0, 0};
+                    g.nodes[5].out.repeats = {s0, s0};
+                    g.nodes[5].out.strides = {1, 1};
+                  }),
+                  "node %y.store (store): tensor axis z0 appears twice");
+  expect_rejected(edited([](AscGraph& g) {
+                    g.nodes[6].out.axes = {0, 0};
+                  }),
+                  "node %y.out (output): tensor has 2 axes, 1 repeats and 1 strides");
+  expect_rejected(edited([](AscGraph& g) { g.nodes[2].op = "reduce_frob"; }),
+                  "node %s (reduce_frob): unknown op");
+  // Once scheduled, tensors are over the scheduled axes: only the dtype rule applies.
+  AscGraph scheduled = edited([](AscGraph& g) {
+    g.schedule = ScheduleInfo{};
+    g.schedule->case_name = "reduce_inner";
+    g.nodes[2].out.axes = {0};
+    g.nodes[2].out.repeats = {s0};
+    g.nodes[2].out.strides = {1};
+  });
+  EXPECT_NO_THROW(verify(scheduled));
+}
+
 TEST(AscIRVerifier, ParsedForwardReferenceIsRejected) {
   std::string text(kDocExample);
   // Move the %s line below %o: it parses (names resolve), but the verifier rejects it.

@@ -92,8 +92,8 @@ TEST(Dot, ClustersAtenStepsInputsOutputs) {
   EXPECT_EQ(print_dot(fg), dot);  // deterministic
   // One cluster per kernel, labelled with op count and bytes; its ops are nodes inside.
   EXPECT_TRUE(contains(dot,
-                       "subgraph \"cluster_k0\" {\n    label=\"k0: 4 op(s)\\nread 160 B, "
-                       "write 128 B\\nunfused 800 B\";"))
+                       "subgraph \"cluster_k0\" {\n    label=\"k0: 4 op(s)\\lread 160 B, "
+                       "write 128 B\\lunfused 800 B\\l\";"))
       << dot;
   EXPECT_TRUE(contains(dot, "subgraph \"cluster_k1\""));
   // An op named after its kind (as FX names are) shows only its name.
@@ -183,10 +183,11 @@ TEST(Dot, TilingCasesOfScheduledKernels) {
   ascir::ScheduleInfo& s = *fg.nodes[0].kernel.schedule;
   s.tiling_cases.clear();
   EXPECT_EQ(tiling_cases(fg.nodes[0].kernel), std::vector<std::string>{s.case_name});
-  EXPECT_TRUE(contains(print_dot(fg), "\\ntiling: " + s.case_name + "\";")) << print_dot(fg);
+  EXPECT_TRUE(contains(print_dot(fg), "\\ltiling: " + s.case_name + "\\l\";")) << print_dot(fg);
   s.tiling_cases = {"reduce_inner_all_load", "reduce_inner_split"};
   EXPECT_EQ(tiling_cases(fg.nodes[0].kernel), s.tiling_cases);
-  EXPECT_TRUE(contains(print_dot(fg), "\\ntiling: reduce_inner_all_load, reduce_inner_split\";"));
+  EXPECT_TRUE(
+      contains(print_dot(fg), "\\ltiling: reduce_inner_all_load, reduce_inner_split\\l\";"));
 }
 
 TEST(Dot, EscapesQuotesAndBackslashes) {

@@ -109,9 +109,9 @@ TEST(ReduceLower, LowPrecisionReducesInF32) {
   return %s
 })"));
   const AscGraph& k = fg.nodes[0].kernel;
-  EXPECT_EQ(ops_of(k), (std::vector<std::string>{"data:bf16", "load:bf16", "cast:f32",
-                                                 "reduce_sum:f32", "cast:bf16", "store:bf16",
-                                                 "output:bf16"}));
+  EXPECT_EQ(ops_of(k),
+            (std::vector<std::string>{"data:bf16", "load:bf16", "cast:f32", "reduce_sum:f32",
+                                      "cast:bf16", "store:bf16", "output:bf16"}));
   EXPECT_EQ(tensor(k, "s.bf16"), "z0,z1 : [4, 1] : [1, 0]");
 }
 
@@ -324,8 +324,9 @@ TEST(ReducePolicy, Reasons) {
   EXPECT_GT(ln.num_kernels(), 1);
   bool found = false;
   for (const RejectedFusion& r : ln.rejected)
-    found = found || r.reason.find("compute nodes after a reduce, more than max_reduce_epilogue 3") !=
-                         std::string::npos;
+    found =
+        found || r.reason.find("compute nodes after a reduce, more than max_reduce_epilogue 3") !=
+                     std::string::npos;
   EXPECT_TRUE(found) << print(ln);
   for (const FusedNode& k : ln.nodes)
     EXPECT_EQ(reduction_check(k, ln.source, small), std::nullopt) << ascir::print(k.kernel);
@@ -512,8 +513,8 @@ graph::Graph random_reduce_graph(const ShapeFamily& fam, unsigned seed) {
   std::vector<std::vector<int>> pool(fam.shapes.size());
   auto add = [&](std::string kind, std::vector<int> ops, size_t shape, AttrMap attrs = {}) {
     graph::Node n;
-    n.name = kind == "input" ? "in" + std::to_string(g.nodes.size())
-                             : std::to_string(g.nodes.size());
+    n.name =
+        kind == "input" ? "in" + std::to_string(g.nodes.size()) : std::to_string(g.nodes.size());
     n.kind = std::move(kind);
     n.operands = std::move(ops);
     n.type = graph::TensorType::contiguous(DType::F32, fam.shapes[shape]);
@@ -566,9 +567,11 @@ TEST(ReduceFuse, RandomGraphsMatchEager) {
       SCOPED_TRACE(print(fused));
       lowered_kernels += lowered.num_kernels();
       fused_kernels += fused.num_kernels();
-      for (const FusedNode& k : fused.nodes)
-        if (has_reduce(k.kernel))
+      for (const FusedNode& k : fused.nodes) {
+        if (has_reduce(k.kernel)) {
           EXPECT_EQ(reduction_check(k, fused.source, FusionOptions{}), std::nullopt);
+        }
+      }
       check_program(fused, seed);
       FusionOptions tight;
       tight.max_nodes = 4;

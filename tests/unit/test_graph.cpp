@@ -304,7 +304,17 @@ TEST(OpRegistry, EveryDocumentedKind) {
     EXPECT_EQ(d->cpu_expr, expect + ")") << k;
     EXPECT_GT(d->cost, 0) << k;
   }
-  EXPECT_EQ(std::size(elementwise) + 11, all_ops().size());
+  const char* reduce[] = {"reduce_sum",  "reduce_mean", "reduce_max", "reduce_min",
+                          "reduce_prod", "reduce_any",  "reduce_all"};
+  for (const char* k : reduce) {
+    const OpDef* d = find_op(k);
+    ASSERT_NE(d, nullptr) << k;
+    EXPECT_EQ(d->cls, OpClass::Reduce) << k;
+    EXPECT_EQ(d->arity, 1) << k;
+    bool logical = std::string(k) == "reduce_any" || std::string(k) == "reduce_all";
+    EXPECT_EQ(d->operand_dtypes, logical ? kBoolType : kFloatTypes) << k;
+  }
+  EXPECT_EQ(std::size(elementwise) + std::size(reduce) + 11, all_ops().size());
   EXPECT_EQ(find_op("input")->cls, OpClass::Input);
   EXPECT_EQ(find_op("const")->cls, OpClass::Const);
   EXPECT_EQ(find_op("broadcast")->cls, OpClass::Broadcast);
@@ -502,6 +512,73 @@ TEST(Verifier, Views) {
   expect_reject([](Graph& g) { N(g, "e").attrs["shape"] = std::vector<Expr>{1}; }, "%e",
                 "differs from the result");
   expect_reject([](Graph& g) { N(g, "o").attrs.clear(); }, "%o", "'target'");
+}
+
+// Reductions: a base graph and one broken rule at a time.
+const char* kReduceBase = R"(graph @r(s0 = 8) {
+  %x = input() {index = 0} : f32[s0, 4, 6]
+  %b = input() {index = 1} : bool[s0, 4]
+  %s = reduce_sum(%x) {dims = [1, 2], keepdim = 1} : f32[s0, 1, 1]
+  %m = reduce_mean(%x) {dims = [0], keepdim = 0} : f32[4, 6]
+  %t = reduce_max(%x) {dims = [0, 1, 2], keepdim = 0} : f32[]
+  %a = reduce_any(%b) {dims = [1], keepdim = 0} : bool[s0]
+  return %s, %m, %t, %a
+}
+)";
+
+void expect_reduce_reject(const std::function<void(Graph&)>& edit, const std::string& node,
+                          const std::string& what) {
+  Graph g = parse_graph(kReduceBase);
+  edit(g);
+  try {
+    verify(g);
+    ADD_FAILURE() << "verify accepted a graph that breaks: " << what << "\n" << print(g);
+  } catch (const CompileError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("node " + node), std::string::npos)
+        << "message does not name " << node << ": " << m;
+    EXPECT_NE(m.find(what), std::string::npos) << m;
+  }
+}
+
+TEST(Verifier, Reduce) {
+  Graph g = parse_graph(kReduceBase);
+  EXPECT_NO_THROW(verify(g));
+  EXPECT_EQ(print(g), kReduceBase);
+  EXPECT_EQ(reduce_dims(N(g, "s")), (std::vector<int64_t>{1, 2}));
+  EXPECT_TRUE(reduce_keepdim(N(g, "s")));
+  EXPECT_FALSE(reduce_keepdim(N(g, "m")));
+  auto dims = [](std::vector<Expr> d) { return [d](Graph& g) { N(g, "s").attrs["dims"] = d; }; };
+  expect_reduce_reject(dims({2, 1}), "%s", "dims [2, 1] must be sorted and unique");
+  expect_reduce_reject(dims({1, 1}), "%s", "must be sorted and unique");
+  expect_reduce_reject(dims({1, 3}), "%s",
+                       "dim 3 is out of range [0, 3) for operand %x of shape [s0, 4, 6]");
+  expect_reduce_reject(dims({}), "%s", "must name at least one dim");
+  expect_reduce_reject(dims({S("s0")}), "%s", "dims [s0] must be integers");
+  expect_reduce_reject([](Graph& g) { N(g, "s").attrs.erase("dims"); }, "%s",
+                       "missing attribute 'dims'");
+  expect_reduce_reject([](Graph& g) { N(g, "s").attrs["keepdim"] = int64_t{2}; }, "%s",
+                       "keepdim = 2, expected 0 or 1");
+  expect_reduce_reject([](Graph& g) { N(g, "m").attrs.erase("keepdim"); }, "%m",
+                       "missing attribute 'keepdim'");
+  expect_reduce_reject(
+      [](Graph& g) {
+        N(g, "s").type = TensorType::contiguous(DType::F32, {S("s0"), 1});
+      },
+      "%s",
+      "result shape [s0, 1] is not [s0, 1, 1] (operand %x of shape [s0, 4, 6] reduced over dims "
+      "[1, 2], keepdim = 1)");
+  expect_reduce_reject([](Graph& g) { N(g, "m").attrs["keepdim"] = int64_t{1}; }, "%m",
+                       "is not [1, 4, 6]");
+  expect_reduce_reject([](Graph& g) { N(g, "s").type.dtype = DType::F16; }, "%s",
+                       "changes dtype f32 to f16");
+  expect_reduce_reject([](Graph& g) { N(g, "a").kind = "reduce_sum"; }, "%a",
+                       "operand 0 (%b) has dtype bool, expected one of f16, bf16, f32");
+  expect_reduce_reject([](Graph& g) { N(g, "t").kind = "reduce_all"; }, "%t",
+                       "operand 0 (%x) has dtype f32, expected one of bool");
+  expect_reduce_reject([](Graph& g) { N(g, "m").type.strides = {1, 1}; }, "%m", "must be dense");
+  expect_reduce_reject([](Graph& g) { N(g, "m").operands.push_back(0); }, "%m",
+                       "expects 1 operand(s)");
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 // autofuse-opt: reads textual Graph IR (or AscIR with --input=ascir), runs the named passes and
 // prints the resulting IR — the tool every lit test drives, like mlir-opt.
 //
-//   autofuse-opt [--input=graph|ascir] [--passes=lower,fuse,schedule,codegen] [--no-fusion]
-//                [--isa=avx2|avx512|scalar] [--emit=text|dot] [FILE|-]
+//   autofuse-opt [--input=graph|ascir] [--passes=simplify,lower,fuse,schedule,codegen]
+//   [--no-fusion]
+//                [--flags=AUTOFUSE_FLAGS] [--isa=avx2|avx512|scalar] [--emit=text|dot] [FILE|-]
 //
 // With no passes it parses, verifies and prints (the round trip). `--emit=dot` prints the
 // FusedGraph after the passes as Graphviz DOT (fusion/dot.h) instead of text. Graph IR passes run
-// in the order given; `lower` is implied by any later pass. For AscIR input the only pass is
-// `schedule`.
+// in the order given; `lower` is implied by any later pass; `simplify` alone prints the
+// simplified Graph IR. `--flags` takes AUTOFUSE_FLAGS text (--max_fusion_size=2, ...). For AscIR
+// input the passes are `schedule` and `codegen`.
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -25,7 +27,9 @@
 #include "fusion/printer.h"
 #include "graph/parser.h"
 #include "graph/printer.h"
+#include "graph/simplify.h"
 #include "graph/verifier.h"
+#include "pipeline/flags.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 
@@ -37,6 +41,7 @@ struct Args {
   bool fusion = true;
   std::string isa;
   std::string emit = "text";  // or "dot"
+  std::string flags;          // AUTOFUSE_FLAGS text for lower / fuse
   std::string file = "-";
 };
 
@@ -49,9 +54,11 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 int usage(const std::string& why) {
-  std::cerr << "autofuse-opt: " << why << "\n"
-            << "usage: autofuse-opt [--input=graph|ascir] [--passes=lower,fuse,schedule,codegen]"
-               " [--no-fusion] [--isa=avx2|avx512|scalar] [--emit=text|dot] [FILE|-]\n";
+  std::cerr
+      << "autofuse-opt: " << why << "\n"
+      << "usage: autofuse-opt [--input=graph|ascir] [--passes=simplify,lower,fuse,schedule,codegen]"
+         " [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx2|avx512|scalar] [--emit=text|dot] "
+         "[FILE|-]\n";
   return 2;
 }
 
@@ -76,12 +83,18 @@ void run_graph(const Args& a, const std::string& text, const af::schedule::Targe
       std::cout << af::graph::print(g);
       continue;
     }
-    af::fusion::FusedGraph fused = af::fusion::lower(g);
-    if (has(a.passes, "fuse")) {
-      af::fusion::FusionOptions opts;
-      opts.enabled = a.fusion;
-      fused = af::fusion::fuse(std::move(fused), opts);
+    af::graph::Graph source = g;
+    if (has(a.passes, "simplify")) {
+      af::graph::simplify(source);
+      if (a.passes.size() == 1) {
+        std::cout << af::graph::print(source);
+        continue;
+      }
     }
+    af::fusion::FusionOptions opts = af::parse_flags(a.flags, {}, "--flags");
+    if (!a.fusion) opts.enabled = false;
+    af::fusion::FusedGraph fused = af::fusion::lower(source, opts);
+    if (has(a.passes, "fuse")) fused = af::fusion::fuse(std::move(fused), opts);
     std::vector<const af::ascir::AscGraph*> kernels;
     for (auto& n : fused.nodes) {
       if (n.kind != af::fusion::FusedNode::Kind::Kernel) continue;
@@ -129,6 +142,8 @@ int main(int argc, char** argv) {
       a.passes = split(s.substr(9), ',');
     } else if (s.rfind("--emit=", 0) == 0) {
       a.emit = s.substr(7);
+    } else if (s.rfind("--flags=", 0) == 0) {
+      a.flags = s.substr(8);
     } else if (s == "--no-fusion") {
       a.fusion = false;
     } else if (s.rfind("--isa=", 0) == 0) {
@@ -141,10 +156,10 @@ int main(int argc, char** argv) {
       a.file = s;
     }
   }
-  const std::vector<std::string> known = {"lower", "fuse", "schedule", "codegen"};
+  const std::vector<std::string> known = {"simplify", "lower", "fuse", "schedule", "codegen"};
   for (const auto& p : a.passes)
     if (!has(known, p))
-      return usage("unknown pass '" + p + "' (known: lower, fuse, schedule, codegen)");
+      return usage("unknown pass '" + p + "' (known: simplify, lower, fuse, schedule, codegen)");
   if (a.input != "graph" && a.input != "ascir")
     return usage("--input must be graph or ascir, not '" + a.input + "'");
   if (a.emit != "text" && a.emit != "dot")
