@@ -113,6 +113,7 @@ class Result:
     case: Case
     times: Dict[str, float]  # medians
     fastest: Dict[str, float]  # the fastest sample of each: how much of the median is noise
+    samples: int  # timed calls of each
     kernels: int
     graphs: List[str]
     err: Dict[str, float]
@@ -188,11 +189,11 @@ def run_case(case: Case, budget_s: float) -> Result:
     # of milliseconds), which a batch of calls per sample would turn into its mean.
     rounds = rounds_for(fns, budget_s, 400 if case.small else 5, 2000 if case.small else 41)
     times, fastest = interleaved_medians(fns, rounds, settle=1 if case.small else 0)
-    times["samples"] = rounds
-    return Result(case, times, fastest, kernels, graphs, err, ok)
+    return Result(case, times, fastest, rounds, kernels, graphs, err, ok)
 
 
 def _fmt_time(t: float) -> str:
+    """Seconds as ms or us."""
     return f"{t * 1e3:.2f} ms" if t >= 1e-3 else f"{t * 1e6:.1f} us"
 
 
@@ -202,7 +203,7 @@ def print_result(r: Result, triad: float) -> None:
     af = t["autofuse"]
     print(f"\n{r.case.label}")
     print(f"  eager {_fmt_time(t['eager'])} | inductor {_fmt_time(t['inductor'])} | "
-          f"autofuse {_fmt_time(af)}   (medians, {int(t['samples'])} calls each, interleaved)")
+          f"autofuse {_fmt_time(af)}   (medians, {r.samples} calls each, interleaved)")
     print(f"  autofuse vs eager {t['eager'] / af:.2f}x, vs inductor {t['inductor'] / af:.2f}x   "
           f"(fastest samples: " + ", ".join(f"{k} {_fmt_time(v)}" for k, v in r.fastest.items()) + ")")
     if "dynamo floor" in t:
@@ -252,6 +253,8 @@ def cases() -> List[Case]:
 
 
 def main() -> None:
+    """Triad, every case (a block of lines each, read against the triad at the start), the triad
+    again, and a summary table read against the higher of the two triads."""
     start = time.perf_counter()
     threads = torch.get_num_threads()
     triad_start = triad_gbps()
@@ -270,7 +273,8 @@ def main() -> None:
     for r in results:
         t = r.times
         pct = "-" if r.case.small else f"{100 * r.gbps() / triad:.0f}%"
-        print(f"{r.case.label:<36}" + "".join(f"{_fmt_time(t[k]):>11}" for k in ("eager", "inductor", "autofuse"))
+        cols = "".join(f"{_fmt_time(t[k]):>11}" for k in ("eager", "inductor", "autofuse"))
+        print(f"{r.case.label:<36}" + cols
               + f"{t['eager'] / t['autofuse']:>8.2f}x{t['inductor'] / t['autofuse']:>7.2f}x{pct:>8}"
               f"{r.kernels:>8}  {'MET' if target_met(r, triad) else 'NOT MET'}")
     print(f"\ntotal bench time {time.perf_counter() - start:.0f} s")

@@ -85,7 +85,14 @@ std::string reduce_tiling_function(const KernelContext& k) {
   }
   f += "  td->" + tile + " = tile;\n";
   f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
-  f += "  td->stream_stores = 0;\n";
+  sym::Expr out_bytes = 0;  // what the full stores write (row stores are small)
+  for (const auto& n : g.nodes)
+    if (n.op == "store")
+      out_bytes = out_bytes + dtype_size(n.out.dtype) * sym::product(n.out.repeats);
+  f += "  td->stream_stores = " +
+       (s.case_name == "reduce_inner" ? "af_tiling_stream_stores(" + cpp_expr(k, out_bytes) + ")"
+                                      : std::string("0")) +
+       ";\n";
   f += "  td->header.block_dim = block_dim;\n";
   f += "  td->header.tiling_key = key;\n";
   f += "}\n";

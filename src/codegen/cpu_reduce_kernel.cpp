@@ -55,7 +55,9 @@ class ReducePrinter {
     for (const auto& a : g_.axes)
       line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
     line(1, "const int64_t tiling_key = td->header.tiling_key;");
+    line(1, "const int64_t stream_stores = td->stream_stores;");
     line(1, "(void)tiling_key;");
+    line(1, "(void)stream_stores;");
     emit_pointers();
     if (slots_ > 0)
       line(1, "alignas(64) float rowbuf[" + std::to_string(g_.schedule->ub_bytes / 4) +
@@ -85,6 +87,10 @@ class ReducePrinter {
       line(2, "}");
     }
     line(1, "}");
+    bool any_stream = false;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      any_stream = any_stream || (g_.nodes[i].op == "store" && streams(static_cast<int>(i)));
+    if (any_stream) line(1, "if (stream_stores) af_stream_fence();");
     line(0, "}");
     std::string out;
     for (const auto& l : lines_) out += l + "\n";
@@ -185,9 +191,13 @@ class ReducePrinter {
       if (n.op == "data") {
         line(depth, "const " + t + "* p" + n_(i) + " = in" + index_attr(n) + " + (" + e + ");");
       } else {
-        for (int u : users_[i])
-          line(depth, t + "* q" + n_(i) + "_" + index_attr(g_.nodes[u]) + " = out" +
-                          index_attr(g_.nodes[u]) + " + (" + e + ");");
+        for (int u : users_[i]) {
+          std::string q = "q" + n_(i) + "_" + index_attr(g_.nodes[u]);
+          line(depth, t + "* " + q + " = out" + index_attr(g_.nodes[u]) + " + (" + e + ");");
+          if (streams(static_cast<int>(i)))
+            line(depth, "const bool s" + q + " = stream_stores && af_is_aligned(" + q +
+                            ", AF_LANES * sizeof(*" + q + "));");
+        }
       }
       const sym::Expr& ls = lane_stride_[i];
       if (ls != sym::Expr(0) && ls != sym::Expr(1))
@@ -229,15 +239,26 @@ class ReducePrinter {
     return "af_gather_" + sfx + t + "(" + p + ", ls" + n_(d) + r + ")";
   }
 
+  /// Whether full store i streams its full vectors (reduce_inner, contiguous, not bool).
+  bool streams(int i) const {
+    return inner_ && plan_.full[i] && lane_stride_[i] == sym::Expr(1) &&
+           g_.nodes[i].out.dtype != DType::Bool;
+  }
+
   void emit_store(int depth, int i, const std::string& pos, bool tail) {
     const AscNode& n = g_.nodes[i];
     std::string sfx = mem_suffix(g_, n, n.out.dtype);
     std::string t = tail ? "_n" : "", r = tail ? ", rem" : "";
     for (int u : users_[i]) {
-      std::string p = lane_ptr(i, "q" + n_(i) + "_" + index_attr(g_.nodes[u]), pos);
+      std::string q = "q" + n_(i) + "_" + index_attr(g_.nodes[u]);
+      std::string p = lane_ptr(i, q, pos);
       const sym::Expr& ls = lane_stride_[i];
       if (ls == sym::Expr(0) && inner_) {
         line(depth, "af_store_" + sfx + "_n(" + p + ", " + v(n.inputs[0]) + ", 1);");
+      } else if (streams(i) && !tail) {
+        // Large outputs bypass the caches (the tiling function decides; rows start aligned).
+        line(depth, "if (s" + q + ") af_stream_" + sfx + "(" + p + ", " + v(n.inputs[0]) +
+                        "); else af_store_" + sfx + "(" + p + ", " + v(n.inputs[0]) + ");");
       } else if (ls == sym::Expr(1)) {
         line(depth, "af_store_" + sfx + t + "(" + p + ", " + v(n.inputs[0]) + r + ");");
       } else if (ls == sym::Expr(0)) {
