@@ -53,14 +53,24 @@ def rounds_for(fns: Dict[str, Callable[[], object]], budget_s: float, lo: int, h
     return max(lo, min(hi, int(budget_s / max(per_round, 1e-9))))
 
 
+class Triad:
+    """STREAM triad a = b + s*c with one ATen kernel (torch.add with alpha, out=) over arrays of
+    n fp32 allocated once; calling it runs the triad once."""
+
+    def __init__(self, n: int = 32 * 1024 * 1024):
+        self.b = torch.rand(n)
+        self.c = torch.rand(n)
+        self.a = torch.empty(n)
+        self.nbytes = 3 * n * 4  # STREAM counting: no write-allocate
+
+    def __call__(self) -> None:
+        torch.add(self.b, self.c, alpha=3.0, out=self.a)
+
+
 def triad_gbps(n: int = 32 * 1024 * 1024, repeats: int = 15) -> float:
-    """STREAM triad a = b + s*c with one ATen kernel (torch.add with alpha, out=): 3 arrays of n
-    fp32 moved per run (STREAM counting: no write-allocate)."""
-    b = torch.rand(n)
-    c = torch.rand(n)
-    a = torch.empty(n)
-    t = median_seconds(lambda: torch.add(b, c, alpha=3.0, out=a), repeats)
-    return 3 * n * 4 / t / 1e9
+    """GB/s of the STREAM triad over 3 arrays of n fp32 (median of `repeats` runs)."""
+    triad = Triad(n)
+    return triad.nbytes / median_seconds(triad, repeats) / 1e9
 
 
 def max_abs_error(got: torch.Tensor, expected: torch.Tensor) -> float:

@@ -122,16 +122,19 @@ TEST(ReduceLower, DisabledPassAndUnsupportedAreOpaque) {
   %s = reduce_sum(%x) {dims = [1], keepdim = 0} : f32[4]
   %e = exp(%s) : f32[4]
   %t = reduce_sum(%d) {dims = [0], keepdim = 0} : f64[8]
-  return %e, %t
+  %z = input() {index = 2} : f32[0, 3]
+  %u = reduce_max(%z) {dims = [0], keepdim = 0} : f32[3]
+  return %e, %t, %u
 })";
   graph::Graph g = graph::parse_graph(text);  // f64 reduce: not verified, still explained
   FusedGraph on = lower(g);
   EXPECT_EQ(on.nodes[0].kind, FusedNode::Kind::Kernel);
   EXPECT_EQ(on.nodes[2].reason, "dtype f64 is not supported by generated kernels (reduce_sum)");
+  EXPECT_EQ(on.nodes[3].reason, "empty reduction: dim 0 of %z has size 0 (reduce_max)");
   FusionOptions opts;
   opts.reduce = false;
   FusedGraph off = lower(g, opts);
-  ASSERT_EQ(off.nodes.size(), 3u);
+  ASSERT_EQ(off.nodes.size(), 4u);
   EXPECT_EQ(off.nodes[0].kind, FusedNode::Kind::Opaque);
   EXPECT_EQ(off.nodes[0].reason, "reduce pass is disabled (--autofuse_disable_pass=reduce)");
   EXPECT_EQ(off.nodes[1].kind, FusedNode::Kind::Kernel);
