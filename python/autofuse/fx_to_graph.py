@@ -83,6 +83,18 @@ def _const_value(value: Any, dtype: torch.dtype) -> Any:
     return float(value) if dtype.is_floating_point else int(value)
 
 
+# Ops whose f16/bf16 CPU kernels round a Python scalar operand to the tensor's dtype before
+# computing in f32 (measured: x + 0.1 uses bf16(0.1)); mul and div use the scalar unrounded.
+_ROUNDED_SCALAR_KINDS = {"add", "sub"}
+
+
+def _eager_scalar(kind: str, value: Any, dtype: torch.dtype) -> Any:
+    """The value eager computes with for a scalar operand of `kind` on a `dtype` tensor."""
+    if kind in _ROUNDED_SCALAR_KINDS and dtype in (torch.float16, torch.bfloat16):
+        return float(torch.tensor(float(value), dtype=dtype))
+    return value
+
+
 def _offset(val: Any) -> Size:
     off = to_size(val.storage_offset()) if isinstance(val, torch.Tensor) else 0
     return 0 if off is None else off
@@ -334,7 +346,7 @@ def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) ->
             s = b.operand(op.value, op.dtype, out_t.shape, origin)
             slot_of_fx.setdefault(op.value, s)
         else:
-            s = b.const(op.value, op.dtype, origin)
+            s = b.const(_eager_scalar(plan.kind, op.value, op.dtype), op.dtype, origin)
         operands.append(s)
     # Eagerly the op runs on its (cast, broadcast) operands; scalars stay literal.
     run = make_call(node, lambda a: slot_of_fx[a])

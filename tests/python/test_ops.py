@@ -124,3 +124,22 @@ def test_low_precision_rounding_division_matches_eager():
     b = torch.randn(4, 1000, dtype=torch.float16) * 0.01
     b[0, :7] = 0
     check(fn, a, b, a.to(torch.bfloat16), b.to(torch.bfloat16))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("name", ["add", "sub", "rsub", "mul", "div"])
+def test_python_scalar_rounds_like_eager(name, dtype):
+    """Eager's f16/bf16 add/sub round a Python scalar to the tensor dtype, mul/div do not; a
+    non-representable scalar (0.1) tells them apart in ~15% of the elements."""
+    fns = {
+        "add": lambda x: x + 0.1,
+        "sub": lambda x: x - 0.1,
+        "rsub": lambda x: 0.1 - x,
+        "mul": lambda x: x * 0.1,
+        "div": lambda x: x / 0.1,
+    }
+    fn = fns[name]
+    x = torch.randn(4096, dtype=dtype) * 0.3
+    torch._dynamo.reset()
+    out = torch.compile(fn, backend="autofuse")(x)
+    assert torch.equal(out, fn(x))
