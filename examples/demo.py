@@ -15,7 +15,7 @@ import math
 import os
 import statistics
 import time
-from typing import Callable, List
+from typing import Callable, Dict, List, Tuple
 
 import torch
 import torch.nn as nn
@@ -85,16 +85,19 @@ class Decoder(nn.Module):
         return self.ln_f(x)
 
 
-def median_ms(fn: Callable, x, repeats: int) -> float:
-    """Median milliseconds of fn(x) over `repeats` runs after 2 warm-up runs."""
-    for _ in range(2):
-        fn(x)
-    times = []
+def medians_ms(fns: Dict[str, Callable], x, repeats: int) -> Tuple[Dict[str, float], Dict[str, float]]:
+    """(median, fastest) milliseconds of each fn(x) over `repeats` rounds after 2 warm-up runs;
+    each round runs every fn once in turn, so load from other processes hits them alike."""
+    for fn in fns.values():
+        for _ in range(2):
+            fn(x)
+    times: Dict[str, List[float]] = {name: [] for name in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn(x)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn(x)
+            times[name].append((time.perf_counter() - t0) * 1e3)
+    return ({n: statistics.median(t) for n, t in times.items()}, {n: min(t) for n, t in times.items()})
 
 
 def explain(model: nn.Module, x, out_dir: str):
@@ -151,8 +154,7 @@ def run(name: str, model: nn.Module, x, repeats: int, out_dir: str) -> None:
             got, expected = got[0], expected[0]
         err = (got - expected).abs().max().item()
         torch.testing.assert_close(got, expected)
-        eager_ms = median_ms(model, x, repeats)
-        fused_ms = median_ms(compiled, x, repeats)
+        med, fastest = medians_ms({"eager": model, "autofuse": compiled}, x, repeats)
 
     print()
     print(f"generated kernels: {report.num_kernels}, replacing {report.fused_ops} eager ops "
@@ -160,8 +162,9 @@ def run(name: str, model: nn.Module, x, repeats: int, out_dir: str) -> None:
     for path in pictures(report):
         print(f"picture of the fused graph: {path}")
     print(f"max abs error vs eager: {err:.3g} (torch.testing.assert_close passed)")
-    print(f"eager {eager_ms:.2f} ms, autofuse {fused_ms:.2f} ms (median of {repeats}), "
-          f"speedup {eager_ms / fused_ms:.2f}x with {torch.get_num_threads()} threads\n")
+    print(f"eager {med['eager']:.2f} ms, autofuse {med['autofuse']:.2f} ms (medians of {repeats}, "
+          f"interleaved; fastest {fastest['eager']:.2f} / {fastest['autofuse']:.2f} ms), "
+          f"speedup {med['eager'] / med['autofuse']:.2f}x with {torch.get_num_threads()} threads\n")
 
 
 def gpt2(out_dir: str, repeats: int) -> None:

@@ -9,6 +9,7 @@
 #include "fusion/merge.h"
 #include "fusion/reduce_check.h"
 #include "fusion/steps.h"
+#include "schedule/reduce_schedule.h"
 #include "support/error.h"
 
 namespace af::fusion {
@@ -98,6 +99,8 @@ FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int
     if (auto why = embedding_reason(fg, a, b, e, merged.kernel, opts))
       return FusionDecision::no(*why);
     if (auto why = reduction_check(merged, fg.source, opts)) return FusionDecision::no(*why);
+    if (auto why = schedule::reduce_unsupported_reason(merged.kernel))
+      return FusionDecision::no("no reduction schedule for the merged kernel: " + *why);
     return node_limit(compute_node_count(merged.kernel), opts);
   }
   // The sum bounds the merged count from above; merge only when it might be over the limit.

@@ -7,6 +7,7 @@
 
 #include "fusion/steps.h"
 #include "graph/op_registry.h"
+#include "schedule/reduce_schedule.h"
 #include "support/error.h"
 
 namespace af::fusion {
@@ -310,7 +311,13 @@ FusedGraph lower(const graph::Graph& g, const FusionOptions& opts) {
       fg.nodes.push_back(opaque_step(g, i, std::move(*reason)));
       continue;
     }
-    fg.nodes.push_back(KernelBuilder(g, i).build());
+    FusedNode step = KernelBuilder(g, i).build();
+    // A reduction no TilingCase can schedule (reduced dims not contiguous) stays ATen.
+    if (auto why = schedule::reduce_unsupported_reason(step.kernel)) {
+      fg.nodes.push_back(opaque_step(g, i, "no reduction schedule: " + *why));
+      continue;
+    }
+    fg.nodes.push_back(std::move(step));
   }
   renumber_kernels(fg);
   return fg;
