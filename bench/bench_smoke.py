@@ -2,9 +2,11 @@
 with achieved bandwidth against a triad measured in the same run. Never part of `make test`.
 
 Cases: an elementwise chain, LayerNorm (weight and bias), RMSNorm and softmax(-1), at a large
-shape (4096 x 4096, fp32 and bf16; memory-bound, read against the triad) and a decode-like
-shape (1 row; read against Inductor: Dynamo's per-call cost dominates there). Times are medians
-of interleaved rounds; nothing here asserts a time.
+shape (4096 x 4096, fp32 and bf16; memory-bound, read against a STREAM triad timed in the
+same interleaved rounds, counting compulsory bytes only) and a decode-like shape (1 row; read
+against Inductor: Dynamo's per-call cost dominates there). Times are medians of interleaved
+rounds (one call per sample); nothing here asserts a time. BENCH_ONLY=substring runs the
+matching cases only.
 """
 import dataclasses
 import os
