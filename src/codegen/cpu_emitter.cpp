@@ -74,14 +74,15 @@ std::string reduce_tiling_function(const KernelContext& k) {
          ", " + std::to_string(s.ub_bytes) + ", " + (s.tiling_cases.size() > 1 ? "1" : "0") +
          ", target, &tile, &block, &block_dim, &key);\n";
   } else {
-    // One chunk of AF_LANES columns per row of the block split; the row "length" is the
-    // reduced extent times the chunk.
+    // One chunk of AF_OUTER_VECTORS x AF_LANES columns per row of the block split; the row
+    // "length" is the reduced extent times the chunk.
     sym::Expr reduced = 1;
     for (size_t d = 2; d + 1 < k.nest.size(); ++d) reduced = reduced * g.axis(k.nest[d]).size;
-    f += "  const int64_t " + tile + " = AF_LANES;\n";
+    f += "  const int64_t " + tile + " = AF_LANES * AF_OUTER_VECTORS;\n";
     f += "  af_tiling_reduce(" + cpp_expr(k, g.axis(k.block_parent).size) + ", " +
-         cpp_expr(k, reduced) + " * AF_LANES, 0, 0, 0, target, &tile, &block, &block_dim, &key);\n";
-    f += "  tile = AF_LANES;\n";
+         cpp_expr(k, reduced) + " * " + tile +
+         ", 0, 0, 0, target, &tile, &block, &block_dim, &key);\n";
+    f += "  tile = " + tile + ";\n";
   }
   f += "  td->" + tile + " = tile;\n";
   f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";

@@ -79,10 +79,9 @@ class ReducePrinter {
       idx.set(k_.vec, "0", true);
       line(2, "const int64_t n = " + extent(idx, k_.vec) + ";  // columns of this chunk");
       emit_bases(idx, 2);
-      line(2, "if (n == AF_LANES) {");
+      line(2, "if (n == AF_LANES * AF_OUTER_VECTORS) {");
       emit_row_outer(3, false);
-      line(2, "} else {");
-      line(3, "const int64_t rem = n;");
+      line(2, "} else {  // the last chunk: fewer columns");
       emit_row_outer(3, true);
       line(2, "}");
     }
@@ -99,7 +98,17 @@ class ReducePrinter {
 
  private:
   void line(int depth, const std::string& s) { lines_.push_back(std::string(2 * depth, ' ') + s); }
-  std::string v(int i) const { return var_[i]; }
+  /// The expression of value i: reduce_outer row values are arrays over the chunk's vectors.
+  std::string v(int i) const { return row_array_[i] ? var_[i] + "[u]" : var_[i]; }
+  std::string vec_type(int i) const {
+    return g_.nodes[i].out.dtype == DType::Bool ? "af_vm" : "af_vf";
+  }
+  /// Opens the loop over the AF_OUTER_VECTORS vectors of a reduce_outer chunk (in the tail
+  /// chunk, `rem` lanes of vector u are columns: 0 to AF_LANES).
+  void open_u(int depth, bool tail) {
+    line(depth, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) {");
+    if (tail) line(depth + 1, "const int64_t rem = af_max(0, af_min(AF_LANES, n - u * AF_LANES));");
+  }
   std::string n_(int i) const { return std::to_string(i); }
 
   const ReduceKind& kind(int i) const {
@@ -115,11 +124,16 @@ class ReducePrinter {
     var_.assign(n, "");
     slot_.assign(n, -1);
     lane_stride_.assign(n, 0);
+    row_array_.assign(n, false);
     for (size_t i = 0; i < n; ++i) {
       const AscNode& node = g_.nodes[i];
       var_[i] = "v" + std::to_string(i);
       for (int in : node.inputs) users_[in].push_back(static_cast<int>(i));
       if (node.op == "broadcast") var_[i] = var_[node.inputs.at(0)];
+      bool value =
+          node.op != "data" && node.op != "store" && node.op != "output" && node.op != "scalar";
+      row_array_[i] = !inner_ && value && !plan_.full[i];
+      if (node.op == "broadcast") row_array_[i] = row_array_[node.inputs.at(0)];
       auto it = node.attrs.find("row_buffer");
       if (it != node.attrs.end() && std::holds_alternative<int64_t>(it->second)) {
         slot_[i] = static_cast<int>(std::get<int64_t>(it->second));
@@ -219,7 +233,7 @@ class ReducePrinter {
   /// The pointer to the first lane of data/store node i at element `pos` of the vectorized dim.
   std::string lane_ptr(int i, const std::string& base, const std::string& pos) const {
     const sym::Expr& ls = lane_stride_[i];
-    std::string off = inner_ ? pos : "0";
+    const std::string& off = pos;
     std::string p = base + reduced_offset(i);
     if (off == "0" || ls == sym::Expr(0)) return p;
     if (ls == sym::Expr(1)) return p + " + " + off;
@@ -276,14 +290,22 @@ class ReducePrinter {
     if (n.op == "data" || n.op == "store" || n.op == "output" || n.op == "broadcast") return;
     if (schedule::is_reduce_op(n.op)) return;
     std::string rhs;
+    std::string pos = row_array_[i] ? "u * AF_LANES" : "0";
     if (n.op == "load") {
-      rhs = load_expr(i, "0", tail);
+      rhs = load_expr(i, pos, tail);
     } else {
       std::vector<std::string> args;
       for (int in : n.inputs) args.push_back(v(in));
       rhs = compute_expr(g_, i, args, users_[i]);
     }
-    line(depth, "const auto " + v(i) + " = " + rhs + ";  // %" + n.name + " " + n.op);
+    if (!row_array_[i]) {
+      line(depth, "const auto " + v(i) + " = " + rhs + ";  // %" + n.name + " " + n.op);
+      return;
+    }
+    line(depth, vec_type(i) + " " + var_[i] + "[AF_OUTER_VECTORS];  // %" + n.name + " " + n.op);
+    open_u(depth, tail);
+    line(depth + 1, v(i) + " = " + rhs + ";");
+    line(depth, "}");
   }
 
   /// The full nodes pass `p` computes, in topological order. With `buffered` (all_load), the
@@ -369,21 +391,33 @@ class ReducePrinter {
         for (int a : reduced_loops_) c = c * g_.axis(a).size;
       count = "af_splat(static_cast<float>(" + cpp_expr(k_, c) + "))";
     }
-    std::string value = acc;
+    std::string value = inner_ ? acc : acc + "[u]";
     if (inner_)
       value =
           std::string(rk.mask ? "af_mask_splat(" : "af_splat(") + rk.horizontal + "(" + acc + "))";
     if (!count.empty()) value = "af_div(" + value + ", " + count + ")";
-    line(depth, "const auto " + v(i) + " = " + value + ";  // %" + g_.nodes[i].name + " " +
-                    g_.nodes[i].op);
+    std::string note = "  // %" + g_.nodes[i].name + " " + g_.nodes[i].op;
+    if (inner_) {
+      line(depth, "const auto " + v(i) + " = " + value + ";" + note);
+      return;
+    }
+    line(depth,
+         std::string(rk.mask ? "af_vm " : "af_vf ") + var_[i] + "[AF_OUTER_VECTORS];" + note);
+    line(depth, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) " + v(i) + " = " + value + ";");
   }
 
   /// Declares the row accumulators of pass p.
   void emit_accumulators(int depth, int p) {
     for (int i : pass_reduces(p)) {
       const ReduceKind& rk = kind(i);
-      line(depth,
-           std::string(rk.mask ? "af_vm" : "af_vf") + " acc" + n_(i) + " = " + rk.identity + ";");
+      std::string ty = rk.mask ? "af_vm" : "af_vf";
+      if (inner_) {
+        line(depth, ty + " acc" + n_(i) + " = " + rk.identity + ";");
+      } else {
+        line(depth, ty + " acc" + n_(i) + "[AF_OUTER_VECTORS];");
+        line(depth, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) acc" + n_(i) +
+                        "[u] = " + rk.identity + ";");
+      }
     }
   }
 
@@ -405,9 +439,16 @@ class ReducePrinter {
   }
 
   void emit_row_stores(int depth, bool tail) {
-    for (size_t i = 0; i < g_.nodes.size(); ++i)
-      if (g_.nodes[i].op == "store" && !plan_.full[i])
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      if (g_.nodes[i].op != "store" || plan_.full[i]) continue;
+      if (inner_) {
         emit_store(depth, static_cast<int>(i), "0", tail);
+        continue;
+      }
+      open_u(depth, tail);
+      emit_store(depth + 1, static_cast<int>(i), "u * AF_LANES", tail);
+      line(depth, "}");
+    }
   }
 
   /// reduce_inner: one row; every pass tiles the row, two partial accumulators per tile.
@@ -470,8 +511,9 @@ class ReducePrinter {
     line(depth, "}");
   }
 
-  /// reduce_outer: one chunk of AF_LANES columns (`tail`: rem of them); the reduced dims are
-  /// loops, the innermost summed in partials of kOuterCascade rows.
+  /// reduce_outer: one chunk of AF_OUTER_VECTORS x AF_LANES columns (`tail`: the last, n of
+  /// them); the reduced dims are loops, the innermost summed in partials of kOuterCascade rows;
+  /// each step loads one row segment of the chunk vector by vector.
   void emit_row_outer(int depth, bool tail) {
     emit_row_values(depth, 0, tail);
     for (int p = 0; p < plan_.passes; ++p) {
@@ -492,16 +534,21 @@ class ReducePrinter {
         for (int i : reduces) {
           const ReduceKind& rk = kind(i);
           line(d + 1,
-               std::string(rk.mask ? "af_vm" : "af_vf") + " a" + n_(i) + " = " + rk.identity + ";");
+               std::string(rk.mask ? "af_vm" : "af_vf") + " a" + n_(i) + "[AF_OUTER_VECTORS];");
+          line(d + 1, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) a" + n_(i) +
+                          "[u] = " + rk.identity + ";");
         }
         line(d + 1, "const int64_t c1 = af_min(c0 + " + std::to_string(kOuterCascade) + ", " +
                         size_var(a) + ");");
         line(d + 1, "for (int64_t " + iv + " = c0; " + iv + " < c1; ++" + iv + ") {");
-        emit_step(d + 2, p, false, "0", tail, "");
+        open_u(d + 2, tail);
+        emit_step(d + 3, p, false, "u * AF_LANES", tail, "[u]");
+        line(d + 2, "}");
         line(d + 1, "}");
         for (int i : reduces) {
           const ReduceKind& rk = kind(i);
-          line(d + 1, "acc" + n_(i) + " = " + rk.combine + "(acc" + n_(i) + ", a" + n_(i) + ");");
+          line(d + 1, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) acc" + n_(i) +
+                          "[u] = " + rk.combine + "(acc" + n_(i) + "[u], a" + n_(i) + "[u]);");
         }
         line(d, "}");
       }
@@ -520,6 +567,7 @@ class ReducePrinter {
   std::vector<std::string> var_;
   std::vector<int> slot_;
   std::vector<sym::Expr> lane_stride_;
+  std::vector<bool> row_array_;  // reduce_outer row values: one vector per chunk vector
   std::vector<int> reduced_loops_;
   int slots_ = 0;
 };

@@ -65,8 +65,11 @@ AF_INLINE int64_t af_tiling_stream_stores(int64_t output_bytes) {
  * AF_MIN_BLOCK_ELEMENTS); key        0 "all_load" when the row's cached values
  * (buffer_bytes_per_element per element) fit the row buffer of buffer_bytes, else 1 "split" (every
  * pass re-reads its inputs); with `two_cases` 0 only one case exists and the key stays 0.
- * "reduce_outer" (a kept dim is innermost): tile = AF_LANES columns per chunk, rows = chunks. */
+ * "reduce_outer" (a kept dim is innermost): tile = AF_OUTER_VECTORS x AF_LANES columns per
+ * chunk, rows = chunks. */
 #define AF_REDUCE_TILE 2048
+/* Vectors per column chunk of "reduce_outer": 4 x 32 bytes = two cache lines of each row. */
+#define AF_OUTER_VECTORS 4
 
 AF_INLINE void af_tiling_reduce(int64_t rows, int64_t row_len, int64_t buffer_bytes_per_element,
                                 int64_t buffer_bytes, int64_t two_cases, const af_target* target,

@@ -1,0 +1,326 @@
+"""Differential fuzzing of programs WITH reductions: autofuse vs eager.
+
+Every case is a deterministic function of its seed: a base shape (2-D [N, L] or 3-D [B, M, L],
+rows of odd lengths 1 .. 50257), a main input x (f32 mostly, bf16, sometimes f16; contiguous or
+transposed storage), optional [L] / [N, 1] / full-shape side inputs, and a random straight-line
+program over them: elementwise chains (add/mul/sub/exp/tanh/sigmoid/relu/neg, division by a
+positive value, where, casts, broadcasts of the side inputs) around one or two reduction blocks:
+
+- a plain reduction (sum / mean / amax / amin / any / all, prod rarely with values near 1) over
+  the last dim, dim 0, a middle dim or several dims, keepdim True or False, whose result is
+  broadcast back over the rows (normalization-like) or consumed on the reduced shape;
+- softmax / log_softmax over some dim, layer_norm, an RMS-norm, mean-then-variance
+  normalization (two reductions in sequence), torch.var;
+
+returning the last value, some intermediates and sums of the reduced values (extra, smaller
+reductions). The program is generated as Python source: a failure prints a self-contained
+reproducer (seed, input makers, program).
+
+Checks: results equal eager at torch.testing.assert_close's default tolerances (equal_nan), the
+graph was not left to eager (no compile error / run-time fallback), and every reduction of the
+graph ran inside a generated kernel, except those the reduction scheduler documents as
+unsupported (docs/schedule.md: reduced dims that do not merge into one innermost dim; their
+opaque step says "no reduction schedule"); a case whose program reduces something must produce
+at least one kernel holding a reduce, so the fuzzer never compares eager with eager.
+
+    AUTOFUSE_FUZZ_CASES=N   number of cases (default 40)
+    AUTOFUSE_FUZZ_SEED=S    first seed (default 0)
+    python test_random_reduce_graphs.py SEED   prints the case's reproducer
+"""
+
+import os
+import random
+from typing import List, Tuple
+
+import pytest
+import torch
+import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
+
+import autofuse
+from helpers import compile_fn
+from test_random_graphs import _fake_strides
+
+CASES = int(os.environ.get("AUTOFUSE_FUZZ_CASES", "40"))
+FIRST_SEED = int(os.environ.get("AUTOFUSE_FUZZ_SEED", "0"))
+
+# Row lengths 1, 3, 7, 13, 33 (below / around the vector width), 100, 1000, 4097 (past the
+# 2048-element tile), 50257 (past the 64 KiB row buffer: the split TilingCase). Few shapes, so
+# cases share a Dynamo trace shape; outer sizes stay small where rows are long.
+SHAPES_2D = [(1, 7), (4, 3), (5, 13), (7, 33), (3, 100), (3, 1000), (2, 4097), (2, 50257),
+             (13, 7), (33, 13), (100, 3), (1000, 7), (6, 1)]
+SHAPES_3D = [(2, 3, 7), (3, 13, 33), (2, 7, 100), (4, 1, 13), (2, 33, 1000), (3, 5, 4097),
+             (1, 2, 50257), (5, 100, 3)]
+MAIN_DTYPES = ["torch.float32"] * 5 + ["torch.bfloat16"] * 3 + ["torch.float16"]
+
+# Elementwise templates over float values ({a}, {b}: operands; {b} may be a broadcast input).
+UNARY = ["torch.exp({a})", "torch.tanh({a})", "torch.sigmoid({a})", "torch.relu({a})", "-{a}",
+         "{a} * 1.5", "{a} + 0.25", "{a} / 3.0", "torch.abs({a})", "{a}.float()"]
+BINARY = ["{a} + {b}", "{a} * {b}", "{a} - {b}", "{a} / ({b}.abs() + 0.5)",
+          "torch.where({a} > 0, {a}, {b})", "torch.where({b} > 0.5, {a} * 2, -{a})"]
+# How a keepdim reduced value r (float) is broadcast back over the rows of a.
+BACK = ["{a} - {r}", "{a} * {r}", "{a} / ({r}.abs() + 1)", "{a} + torch.tanh({r})",
+        "torch.exp({a} - {r})"]
+# How a reduced value r is consumed on its reduced shape.
+ON_REDUCED = ["torch.tanh({r}) * 2 + 1", "{r} * {r}", "torch.sigmoid({r}) - 0.5", "-{r}",
+              "{r} / 7.0"]
+REDUCTIONS = ["sum", "mean", "amax", "amin", "any", "all", "prod"]
+REDUCTION_WEIGHTS = [5, 4, 3, 2, 1, 1, 0.4]
+
+
+class Case:
+    """One generated program: source text, input makers, the function and the reduction info."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        r = random.Random(seed)
+        self.r = r
+        self.shape = r.choice(SHAPES_2D) if r.random() < 0.6 else r.choice(SHAPES_3D)
+        self.rank = len(self.shape)
+        self.dtype = r.choice(MAIN_DTYPES)
+        self.input_lines: List[str] = []
+        self.args: List[str] = []
+        self.lines: List[str] = []
+        self.outs: List[str] = []
+        self.counter = 0
+        self.reduces_something = False  # some reduction over a dim of size > 1
+        # inputs: x (main), optional y (full), w ([L]), c ([..., 1])
+        self._input("x", list(self.shape), transposable=True)
+        self.side: List[str] = []
+        if r.random() < 0.4:
+            self._input("y", list(self.shape), transposable=True)
+            self.side.append("y")
+        if r.random() < 0.5:
+            self._input("w", [self.shape[-1]])
+            self.side.append("w")
+        if r.random() < 0.4:
+            self._input("c", list(self.shape[:-1]) + [1])
+            self.side.append("c")
+        cur = "x"
+        cur = self._elementwise_chain(cur, r.randint(0, 3))
+        for _ in range(1 if r.random() < 0.65 else 2):
+            cur = self._block(cur)
+            cur = self._elementwise_chain(cur, r.randint(0, 2))
+        self.outs.insert(0, cur)
+        body = "\n".join("    " + ln for ln in self.lines)
+        self.source = f"def fn({', '.join(self.args)}):\n{body}\n    return ({', '.join(self.outs)},)\n"
+        scope = {"torch": torch, "F": torch.nn.functional}
+        exec(compile(self.source, f"<reduce fuzz case {seed}>", "exec"), scope)
+        self.fn = scope["fn"]
+        self.make_source = "\n".join(self.input_lines)
+
+    # Inputs ---------------------------------------------------------------------------------
+
+    def _input(self, name: str, shape: List[int], transposable: bool = False) -> None:
+        r = self.r
+        dtype = self.dtype if r.random() < 0.85 else r.choice(MAIN_DTYPES)
+        scale = r.choice(["", "", "", " * 0.1", " * 4.0"])
+        if transposable and len(shape) >= 2 and r.random() < 0.25:
+            a, b = (0, 1) if len(shape) == 2 or r.random() < 0.5 else (-1, -2)
+            store = list(shape)
+            store[a], store[b] = store[b], store[a]
+            expr = f"(torch.randn({store}, dtype={dtype}){scale}).transpose({a}, {b})"
+        else:
+            expr = f"torch.randn({shape}, dtype={dtype}){scale}"
+        self.input_lines.append(f"{name} = {expr}")
+        self.args.append(name)
+
+    # Program pieces ---------------------------------------------------------------------------
+
+    def _emit(self, expr: str) -> str:
+        name = f"v{self.counter}"
+        self.counter += 1
+        self.lines.append(f"{name} = {expr}")
+        return name
+
+    def _operand(self, cur: str) -> str:
+        r = self.r
+        pool = [cur] + self.side + [f"v{k}" for k in range(max(0, self.counter - 3), self.counter)
+                                    if f"v{k}" in self.full]
+        return r.choice(pool)
+
+    @property
+    def full(self) -> List[str]:
+        return getattr(self, "_full", [])
+
+    def _mark_full(self, name: str) -> str:
+        if not hasattr(self, "_full"):
+            self._full = []
+        self._full.append(name)
+        return name
+
+    def _elementwise_chain(self, cur: str, n: int) -> str:
+        r = self.r
+        for _ in range(n):
+            if r.random() < 0.45:
+                cur = self._emit(r.choice(UNARY).format(a=cur))
+            else:
+                cur = self._emit(r.choice(BINARY).format(a=cur, b=self._operand(cur)))
+            self._mark_full(cur)
+        return cur
+
+    def _dims(self) -> Tuple[object, str]:
+        """A random reduction dim spec: an int or a tuple (as source) and a label."""
+        r = self.r
+        if self.rank == 2:
+            choices = [-1, -1, -1, 0, 0, (0, 1)]
+        else:
+            choices = [-1, -1, 2, 0, 1, 1, (1, 2), (0, 1), (0, 2), (0, 1, 2)]
+        return r.choice(choices)
+
+    def _reduced_size(self, dims) -> int:
+        ds = dims if isinstance(dims, tuple) else (dims,)
+        n = 1
+        for d in ds:
+            n *= self.shape[d]
+        return n
+
+    def _note_reduce(self, dims) -> None:
+        if self._reduced_size(dims) > 1:
+            self.reduces_something = True
+
+    def _block(self, cur: str) -> str:
+        r = self.r
+        kind = r.choices(["plain", "softmax", "log_softmax", "layer_norm", "rms", "meanvar", "var"],
+                         [10, 2, 1.5, 1.5, 1.5, 2, 1])[0]
+        L = self.shape[-1]
+        if kind in ("softmax", "log_softmax"):
+            dim = r.choice([-1, -1, 0] + ([1] if self.rank == 3 else []))
+            self._note_reduce(dim)
+            return self._mark_full(self._emit(f"torch.{kind}({cur}, {dim})"))
+        if kind == "layer_norm":
+            self._note_reduce(-1)
+            if "w" in self.side and r.random() < 0.6:
+                return self._mark_full(self._emit(
+                    f"F.layer_norm({cur}, ({L},), w.to({cur}.dtype), (w * 0.5).to({cur}.dtype))"))
+            return self._mark_full(self._emit(f"F.layer_norm({cur}, ({L},))"))
+        if kind == "rms":
+            self._note_reduce(-1)
+            wmul = " * w" if "w" in self.side and r.random() < 0.6 else ""
+            ms = self._emit(f"{cur}.pow(2).mean(-1, keepdim=True)")
+            if r.random() < 0.4:
+                self.outs.append(self._emit(f"{ms}.sum()"))
+            return self._mark_full(self._emit(f"{cur} * torch.rsqrt({ms} + 1e-6){wmul}"))
+        if kind in ("meanvar", "var"):
+            dim = r.choice([-1, -1, 0] + ([1] if self.rank == 3 else []))
+            self._note_reduce(dim)
+            if kind == "var":
+                v = self._emit(f"torch.var({cur}, {dim}, keepdim=True)")
+                if r.random() < 0.4:
+                    self.outs.append(v)
+                return self._mark_full(self._emit(f"({cur} - {cur}.mean({dim}, keepdim=True)) / torch.sqrt({v} + 1e-5)"))
+            m = self._emit(f"{cur}.mean({dim}, keepdim=True)")
+            d = self._emit(f"{cur} - {m}")
+            var = self._emit(f"({d} * {d}).mean({dim}, keepdim=True)")
+            if r.random() < 0.4:
+                self.outs.append(self._emit(f"{var}.sum() + {m}.sum()"))
+            return self._mark_full(self._emit(f"{d} * torch.rsqrt({var} + 1e-5)"))
+        return self._plain(cur)
+
+    def _plain(self, cur: str) -> str:
+        r = self.r
+        red = r.choices(REDUCTIONS, REDUCTION_WEIGHTS)[0]
+        dims = self._dims()
+        if red == "prod" and self._reduced_size(dims) > 100:
+            red = "sum"
+        if red in ("any", "all") and isinstance(dims, tuple):
+            dims = dims[-1]
+        keep = r.random() < 0.55
+        self._note_reduce(dims)
+        if red in ("any", "all"):
+            src = f"({cur} > {r.choice(['0.0', '0.5', '1.5', '-2.0'])})"
+        elif red == "prod":
+            src = f"(1 + 0.01 * torch.tanh({cur}))"
+        else:
+            src = cur
+        rv = self._emit(f"{src}.{red}({dims}, keepdim={keep})")
+        is_bool = red in ("any", "all")
+        if keep:
+            if is_bool:
+                return self._mark_full(self._emit(f"torch.where({rv}, {cur}, -{cur} * 0.5)"))
+            if r.random() < 0.3:
+                self.outs.append(self._emit(f"{rv}.sum()"))
+            return self._mark_full(self._emit(r.choice(BACK).format(a=cur, r=rv)))
+        # consumed on the reduced shape (an extra output); the chain continues from cur
+        if is_bool:
+            o = self._emit(f"torch.where({rv}, 1.0, -2.0) + {rv}.float()")
+        else:
+            o = self._emit(r.choice(ON_REDUCED).format(r=rv))
+            if r.random() < 0.4:
+                o = self._emit(f"{o}.sum()")
+        self.outs.append(o)
+        if not isinstance(dims, tuple) and r.random() < 0.5 and not is_bool:
+            # broadcast back after the fact: unsqueeze the kept-dim-less result
+            return self._mark_full(self._emit(f"{cur} - {rv}.unsqueeze({dims})"))
+        return cur
+
+    # Running ------------------------------------------------------------------------------------
+
+    def inputs(self) -> List[torch.Tensor]:
+        torch.manual_seed(self.seed)
+        scope = {"torch": torch}
+        exec(self.make_source, scope)
+        return [scope[a] for a in self.args]
+
+    def repro(self) -> str:
+        return f"# seed {self.seed}, shape {self.shape}\n{self.make_source}\n{self.source}"
+
+
+def _reduce_placement(recs) -> Tuple[int, int, List[str]]:
+    """(reduce nodes inside kernels, reduces left to ATen as unsupported, problems: reduces left
+    outside kernels without the documented 'no reduction schedule' reason)."""
+    in_kernels, unsupported, problems = 0, 0, []
+    for rec in recs:
+        tr = rec.translation
+        if tr is None:
+            continue
+        reduces = {n.name for n in tr.nodes if n.kind.startswith("reduce_")}
+        placed = set()
+        for kind, name, ops, _ins, _outs, *rest in rec.steps:
+            for o in ops:
+                if o not in reduces:
+                    continue
+                placed.add(o)
+                if kind == "kernel":
+                    in_kernels += 1
+                else:
+                    why = rest[-1] if rest else ""
+                    if "no reduction schedule" in str(why):
+                        unsupported += 1
+                    else:
+                        problems.append(f"{o} in a {kind} step: {why}")
+        for o in sorted(reduces - placed):
+            problems.append(f"{o} in no step")
+    return in_kernels, unsupported, problems
+
+
+def run_case(seed: int) -> None:
+    case = Case(seed)
+    args = case.inputs()
+    expected = case.fn(*args)
+    ctx = case.repro()
+    with autofuse.collect_records() as recs:
+        got = compile_fn(case.fn)(*args)
+    for k, (g, e) in enumerate(zip(got, expected)):
+        torch.testing.assert_close(g, e, equal_nan=True, msg=lambda m: f"output {k}: {m}\n{ctx}")
+        if e.numel() > 1 and g.stride() != e.stride():
+            meta = _fake_strides(case.fn, args)[k]  # the layout torch.compile traces
+            assert g.stride() == meta, f"output {k}: strides {g.stride()} vs eager {e.stride()} (meta {meta})\n{ctx}"
+    assert recs, f"no graph compiled\n{ctx}"
+    for rec in recs:
+        assert rec.fallback == "", f"{rec.fallback}\n{ctx}"
+        assert not rec.runner._broken and not rec.runner._warned, ctx
+    in_kernels, unsupported, problems = _reduce_placement(recs)
+    assert not problems, f"{problems}\n{ctx}\n{recs[0].fused_text}"
+    if case.reduces_something and not unsupported:
+        assert in_kernels > 0, f"no kernel holds a reduce\n{ctx}\n{recs[0].fused_text}"
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + CASES))
+def test_random_reduce_graph(seed: int) -> None:
+    run_case(seed)
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(Case(int(sys.argv[1])).repro())
