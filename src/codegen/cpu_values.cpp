@@ -51,12 +51,29 @@ std::string scalar_expr(const AscGraph& g, const AscNode& n) {
   }
 }
 
+/// Whether node i's value is exactly representable in `t` (f16/bf16): a load or cast of that
+/// dtype, or an f32 cast / broadcast of such a value. Rounding it to `t` changes nothing.
+bool exact_in(const AscGraph& g, int i, DType t) {
+  const AscNode& n = g.nodes[i];
+  if (n.out.dtype == t && (n.op == "load" || n.op == "cast")) return true;
+  if ((n.op == "cast" && n.out.dtype == DType::F32) || n.op == "broadcast")
+    return exact_in(g, n.inputs.at(0), t);
+  return false;
+}
+
 std::string cast_expr(const AscGraph& g, int i, const std::string& x,
                       const std::vector<int>& users) {
   const AscNode& n = g.nodes[i];
   const AscNode& in = g.nodes[n.inputs[0]];
   mem_suffix(g, in, in.out.dtype);
   std::string to = mem_suffix(g, n, n.out.dtype);
+  // f16/bf16 values live in f32 lanes: widening is free, and rounding a value that is already
+  // exact in the narrow type (a weight cast to f32 and back) is the identity.
+  if (n.out.dtype == DType::F32 && (in.out.dtype == DType::F16 || in.out.dtype == DType::BF16))
+    return x;
+  if ((n.out.dtype == DType::F16 || n.out.dtype == DType::BF16) &&
+      exact_in(g, n.inputs[0], n.out.dtype))
+    return x;
   if (n.out.dtype == DType::F16 || n.out.dtype == DType::BF16) {
     // Feeding only stores of the same dtype: the store rounds the same way.
     bool only_stores = !users.empty();

@@ -114,9 +114,11 @@ int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!wanted[i]) continue;
     const AscNode& n = g.nodes[i];
-    // A weight (load or its cast of a tensor without per-row data) is cheaper to re-read.
+    // A weight (a load, through casts and broadcasts, of a tensor without per-row data) is
+    // cheaper to re-read.
     int src = static_cast<int>(i);
-    if (g.nodes[src].op == "cast") src = g.nodes[src].inputs[0];
+    while (g.nodes[src].op == "cast" || g.nodes[src].op == "broadcast")
+      src = g.nodes[src].inputs[0];
     if (g.nodes[src].op == "load" && !per_row_input[g.nodes[src].inputs[0]]) continue;
     if (n.out.dtype == DType::Bool) continue;
     g.nodes[i].attrs["row_buffer"] = slots++;
