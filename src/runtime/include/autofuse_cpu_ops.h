@@ -189,9 +189,25 @@ AF_INLINE af_vf af_sigmoid(af_vf x) {
 AF_INLINE af_vf af_silu(af_vf x) {
   return af_div(x, af_add(af_splat(1.0f), af_exp(af_neg(x))));
 }
-/* Exact GELU: x * 0.5 * (1 + erf(x / sqrt(2))). */
+/* erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): sign(x) (1 - t (p1 + t (p2 + t (p3 +
+ * t (p4 + t p5)))) exp(-x^2)), t = 1 / (1 + p|x|), in the evaluation order of ATen's
+ * Vectorized<float>::erf, which eager's GELU uses (torch.erf itself uses SLEEF: af_erf).
+ * About 4x cheaper than SLEEF's 1-ULP erff. */
+AF_INLINE af_vf af_erf_as_(af_vf x) {
+  const af_vf neg_zero = af_splat(-0.0f), one = af_splat(1.0f);
+  af_vf sign = af_bits_and_(neg_zero, x);
+  af_vf ax = af_bits_xor_(sign, x);
+  af_vf t = af_div(one, af_fma_(af_splat(0.3275911f), ax, one));
+  af_vf r = af_fma_(af_splat(1.061405429f), t, af_splat(-1.453152027f));
+  r = af_fma_(r, t, af_splat(1.421413741f));
+  r = af_fma_(r, t, af_splat(-0.284496736f));
+  r = af_fma_(r, t, af_splat(0.254829592f));
+  af_vf e = af_bits_xor_(neg_zero, af_exp(af_bits_xor_(neg_zero, af_mul(x, x))));
+  return af_bits_xor_(sign, af_fma_(af_mul(e, t), r, one));
+}
+/* Exact GELU: x * 0.5 * (1 + erf(x / sqrt(2))), erf as eager's GELU computes it. */
 AF_INLINE af_vf af_gelu(af_vf x) {
-  const af_vf y = af_erf(af_mul(x, af_splat(0.707106781186547524f)));
+  const af_vf y = af_erf_as_(af_mul(x, af_splat(0.707106781186547524f)));
   return af_mul(af_mul(x, af_splat(0.5f)), af_add(af_splat(1.0f), y));
 }
 /* GELU with approximate="tanh": 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))). */
@@ -286,13 +302,13 @@ AF_INLINE af_vf af_fill_tail(af_vf v, int64_t n, af_vf fill) {
 AF_INLINE af_vm af_fill_tail(af_vm v, int64_t n, af_vm fill) {
   return af_mask_select_(af_lanes_below_(n), v, fill);
 }
-#define AF_HORIZONTAL(NAME, OP)                             \
-  AF_INLINE float NAME(af_vf v) {                           \
-    float t[AF_LANES];                                      \
-    af_store_f32(t, v);                                     \
-    for (int w = AF_LANES / 2; w >= 1; w /= 2)              \
+#define AF_HORIZONTAL(NAME, OP)                              \
+  AF_INLINE float NAME(af_vf v) {                            \
+    float t[AF_LANES];                                       \
+    af_store_f32(t, v);                                      \
+    for (int w = AF_LANES / 2; w >= 1; w /= 2)               \
       for (int i = 0; i < w; ++i) t[i] = OP(t[i], t[i + w]); \
-    return t[0];                                            \
+    return t[0];                                             \
   }
 AF_INLINE float af_sadd_(float a, float b) {
   return a + b;
