@@ -245,7 +245,8 @@ def graph_report(rec: GraphRecord) -> GraphReport:
         if tr is not None:
             for n in tr.nodes:
                 if n.fx is not None and n.fx.op == "call_function":
-                    left.append((n.origin, n.name, n.reason or rec.fallback))
+                    # The graph's fallback reason is printed once, in the header.
+                    left.append((n.origin, n.name, n.reason or "the graph runs eagerly"))
         return GraphReport(rec.name, rec.tag, [], left, [], rec.fx_ops, 0, rec.fallback)
     program = getattr(rec.runner, "program", None)
     cases = program.kernel_cases() if program is not None else []
