@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/op_registry.h"
 #include "schedule/axis_merge.h"
 #include "schedule/axis_split.h"
 #include "schedule/reduce_plan.h"
@@ -19,6 +20,10 @@ using ascir::AscNode;
 [[noreturn]] void fail(const AscGraph& g, const std::string& what) {
   throw CompileError("schedule @" + g.name + ": " + what);
 }
+
+/// Values whose recomputation costs at most this (registry cost units, 1 = an add) are
+/// recomputed in later passes rather than kept in the row buffer.
+constexpr double kRecomputeCost = 3;
 
 bool is_one(const sym::Expr& e) {
   return e == sym::Expr(1);
@@ -110,10 +115,24 @@ int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
       if (p.full[in] && p.stage[in] < p.stage[u] && g.nodes[in].op != "data") wanted[in] = true;
     }
   }
+  // Recomputing a value from what a later pass has anyway (loads, row values, buffered values)
+  // costs its ops (registry cost); a buffer slot costs a store and a load. Cheap values (x -
+  // mean from a buffered x) are recomputed, expensive ones (exp(x - max)) buffered.
+  std::vector<double> cost(g.nodes.size(), 0);
+  std::vector<bool> slotted(g.nodes.size(), false);
   int64_t slots = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (!wanted[i]) continue;
     const AscNode& n = g.nodes[i];
+    const graph::OpDef* def = graph::find_op(n.op);
+    bool available = n.op == "load" || n.op == "data" || !p.full[i] || is_reduce_op(n.op);
+    if (!available) {
+      cost[i] = def ? def->cost : 1;
+      for (int in : n.inputs)
+        if (!slotted[in]) cost[i] += cost[in];
+    }
+    if (!wanted[i]) continue;
+    bool is_input = n.op == "load" || (n.op == "cast" && g.nodes[n.inputs[0]].op == "load");
+    if (!is_input && cost[i] <= kRecomputeCost) continue;
     // A weight (a load, through casts and broadcasts, of a tensor without per-row data) is
     // cheaper to re-read.
     int src = static_cast<int>(i);
@@ -122,6 +141,7 @@ int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
     if (g.nodes[src].op == "load" && !per_row_input[g.nodes[src].inputs[0]]) continue;
     if (n.out.dtype == DType::Bool) continue;
     g.nodes[i].attrs["row_buffer"] = slots++;
+    slotted[i] = true;
   }
   return slots;
 }
