@@ -52,9 +52,11 @@ test-python: build
 
 test: test-unit test-lit test-python
 
-# Differential fuzzing against eager PyTorch (tests/python/test_random_graphs.py), 500 cases.
+# Differential fuzzing against eager PyTorch, 500 cases each: elementwise programs
+# (tests/python/test_random_graphs.py) and programs with reductions (test_random_reduce_graphs.py).
 fuzz: build
-	AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q tests/python/test_random_graphs.py
+	AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q tests/python/test_random_graphs.py \
+	  tests/python/test_random_reduce_graphs.py
 
 demo: build
 	$(PY) examples/demo.py

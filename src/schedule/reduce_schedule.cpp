@@ -170,6 +170,31 @@ std::vector<int> reduced_axes(const AscGraph& g) {
   return axes;
 }
 
+int remove_identity_reduces(AscGraph& g) {
+  const int n = static_cast<int>(g.nodes.size());
+  std::vector<int> replace(n);
+  int removed = 0;
+  for (int i = 0; i < n; ++i) {
+    replace[i] = i;
+    if (is_reduce_op(g.nodes[i].op) && axes_reduced_by(g, i).empty()) {
+      replace[i] = replace[g.nodes[i].inputs.at(0)];
+      ++removed;
+    }
+  }
+  if (removed == 0) return 0;
+  std::vector<int> index(n, -1);
+  std::vector<AscNode> kept;
+  for (int i = 0; i < n; ++i) {
+    if (replace[i] != i) continue;
+    AscNode node = std::move(g.nodes[i]);
+    for (int& in : node.inputs) in = index[replace[in]];
+    index[i] = static_cast<int>(kept.size());
+    kept.push_back(std::move(node));
+  }
+  g.nodes = std::move(kept);
+  return removed;
+}
+
 bool has_reduction(const AscGraph& g) {
   return !reduced_axes(g).empty();
 }

@@ -20,6 +20,11 @@ bool is_reduce_op(const std::string& op);
 /// Throws CompileError naming both nodes when two reduce nodes reduce different axes.
 std::vector<int> reduced_axes(const ascir::AscGraph& g);
 
+/// Replaces every reduce node of the unscheduled kernel `g` that reduces nothing (its input
+/// does not vary along any axis it removes: a reduction over size-1 dims, or of a value that is
+/// already reduced) by its input, and drops it. Returns how many were removed.
+int remove_identity_reduces(ascir::AscGraph& g);
+
 /// Whether the unscheduled kernel `g` has a reduction over at least one axis.
 bool has_reduction(const ascir::AscGraph& g);
 

@@ -57,6 +57,7 @@ void schedule_kernel(AscGraph& g, const Target& t) {
   if (g.schedule) fail(g, "the graph is already scheduled");
   std::set<std::string> symbols;
   for (const auto& s : g.size_symbols()) symbols.insert(s);
+  remove_identity_reduces(g);  // a reduction over nothing is its input
   if (has_reduction(g)) return schedule_reduce(g, t);
 
   // (a), (b): layout over the loop axes, size-1 dims dropped, output order, contiguous merge.

@@ -130,3 +130,26 @@ def test_outer_and_middle_dims_are_one_kernel(op, dim, shape, dtype):
     rec = check_one_kernel(lambda x: fn(x, dim), torch.randn(shape, dtype=dtype))
     reduces = [n for n in rec.translation.nodes if n.kind.startswith("reduce_")]
     assert reduces and all(n.attrs["dims"] == [dim] for n in reduces)
+
+
+# Found by the reduction fuzzer: a reduce over a size-1 dim, or of an already reduced value,
+# fused next to a real reduction must stay the identity (it once accumulated over the row).
+IDENTITY_REDUCES = [
+    ((6, 1), lambda x: (x.amax(-1, keepdim=True) * x, x.sum(0))),
+    ((1, 7), lambda x: (x.sum(0), torch.softmax(x, -1))),
+    ((6, 1), lambda x: torch.exp(x - x.amin(-1, keepdim=True)).sum(0)),
+    ((4, 3), lambda x: x.amax(-1, keepdim=True).sum(-1)),
+    ((2, 3), lambda x: x.sum((0, 1), keepdim=True).sum()),
+    ((2, 4097), lambda x: x.sum((0, 1), keepdim=True).sum()),
+]
+
+
+@pytest.mark.parametrize("case", range(len(IDENTITY_REDUCES)))
+def test_identity_reduces_next_to_real_ones(case):
+    shape, fn = IDENTITY_REDUCES[case]
+    x = torch.randn(shape)
+    expected = fn(x)
+    with autofuse.collect_records() as recs:
+        got = compile_fn(fn)(x)
+    torch.testing.assert_close(got, expected)
+    assert all(r.fallback == "" for r in recs)
