@@ -2,6 +2,7 @@
 // reduce_outer; schedule/reduce_schedule.h): per row, the passes of its ReducePlan, vector
 // accumulators summed per tile and then across tiles, the row values between the passes.
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "codegen/cpu_kernel.h"
@@ -346,10 +347,34 @@ class ReducePrinter {
 
   /// One vector step of pass p at element `pos` of the row: the full values, the accumulator
   /// updates (into partial `acc`) and the full stores of stage p.
+  /// The stride from one row to the next of data node d (reduce_inner, a contiguous row in a
+  /// tensor with one kept dim), or nullopt: where the next row's input can be prefetched.
+  std::optional<sym::Expr> next_row_stride(int d) const {
+    const AscNode& n = g_.nodes[d];
+    if (!inner_ || lane_stride_[d] != sym::Expr(1)) return std::nullopt;
+    std::optional<sym::Expr> stride;
+    for (size_t k = 0; k + 1 < n.out.axes.size(); ++k) {
+      if (n.out.strides[k] == sym::Expr(0)) continue;
+      if (stride) return std::nullopt;
+      stride = n.out.strides[k];
+    }
+    return stride;
+  }
+
   void emit_step(int depth, int p, bool buffered, const std::string& pos, bool tail,
                  const std::string& acc) {
     std::string t = tail ? "_n" : "", r = tail ? ", rem" : "";
     std::string R = size_var(k_.vec_parent);
+    if (p == 1 && !tail) {
+      // Pass 1 computes from the buffer or the caches: overlap it with the memory reads of
+      // the next row's pass 0.
+      for (size_t d = 0; d < g_.nodes.size(); ++d) {
+        if (g_.nodes[d].op != "data") continue;
+        if (auto s = next_row_stride(static_cast<int>(d)))
+          line(depth, "af_prefetch(p" + n_(static_cast<int>(d)) + " + " + cpp_expr(k_, *s) + " + " +
+                          pos + ");");
+      }
+    }
     for (int i : pass_nodes(p, buffered)) {
       const AscNode& n = g_.nodes[i];
       if (n.op == "broadcast") continue;

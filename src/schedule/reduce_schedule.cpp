@@ -2,6 +2,7 @@
 #include "schedule/reduce_schedule.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "graph/op_registry.h"
@@ -146,6 +147,45 @@ int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
   return slots;
 }
 
+/// Strength reduction of the row division (softmax's exp / sum, x / norm): div(a, broadcast(r))
+/// with r a row value becomes mul(a, broadcast(reciprocal(r))), one division per row instead
+/// of one per element (at most 1 ulp apart; eager's own softmax multiplies by the reciprocal).
+void reciprocal_row_divisors(AscGraph& g, const std::vector<int>& reduced) {
+  const int n = static_cast<int>(g.nodes.size());
+  std::vector<AscNode> out;
+  std::vector<int> index(n, -1);
+  std::map<int, int> recip_of;  // row value (new index) -> broadcast of its reciprocal
+  for (int i = 0; i < n; ++i) {
+    AscNode node = std::move(g.nodes[i]);
+    for (int& in : node.inputs) in = index[in];
+    if (node.op == "div" && node.out.dtype == DType::F32 && varies_along(node, reduced)) {
+      const AscNode b = out[node.inputs[1]];  // copies: `out` grows below
+      int r = b.op == "broadcast" ? b.inputs[0] : -1;
+      if (r >= 0 && !varies_along(out[r], reduced) && out[r].out.dtype == DType::F32) {
+        auto it = recip_of.find(r);
+        if (it == recip_of.end()) {
+          AscNode rc = out[r];
+          rc.name += ".recip";
+          rc.op = "reciprocal";
+          rc.inputs = {r};
+          rc.attrs.clear();
+          out.push_back(std::move(rc));
+          AscNode bc = b;
+          bc.name = b.name + ".recip";
+          bc.inputs = {static_cast<int>(out.size()) - 1};
+          out.push_back(std::move(bc));
+          it = recip_of.emplace(r, static_cast<int>(out.size()) - 1).first;
+        }
+        node.op = "mul";
+        node.inputs[1] = it->second;
+      }
+    }
+    index[i] = static_cast<int>(out.size());
+    out.push_back(std::move(node));
+  }
+  g.nodes = std::move(out);
+}
+
 }  // namespace
 
 bool is_reduce_op(const std::string& op) {
@@ -215,6 +255,7 @@ void schedule_reduce(AscGraph& g, const Target& t) {
   if (g.schedule) fail(g, "the graph is already scheduled");
   const std::vector<int> reduced = reduced_axes(g);
   if (reduced.empty()) fail(g, "the kernel has no reduction");
+  reciprocal_row_divisors(g, reduced);  // renumbers nodes: before any node index is taken
   ReduceLayout rl = analyze(g, reduced);
   if (!rl.unsupported.empty()) fail(g, rl.unsupported);
   std::set<std::string> symbols;

@@ -66,6 +66,11 @@ AF_PARTIAL_ACCESS(bf16, uint16_t, af_vf)
 AF_PARTIAL_ACCESS(bool, uint8_t, af_vm)
 #undef AF_PARTIAL_ACCESS
 
+/* Asks for the cache line holding p (read, keep in all levels); never faults. */
+AF_INLINE void af_prefetch(const void* p) {
+  __builtin_prefetch(p, 0, 3);
+}
+
 /* Whether p is a multiple of `bytes` (a power of two): the condition for af_stream_T. */
 AF_INLINE bool af_is_aligned(const void* p, int64_t bytes) {
   return (reinterpret_cast<uintptr_t>(p) & static_cast<uintptr_t>(bytes - 1)) == 0;
