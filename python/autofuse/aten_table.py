@@ -204,6 +204,17 @@ def to_copy_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
     return _plan("cast", [a["self"]], [src.dtype])
 
 
+def clone_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+    """clone (e.g. the `.contiguous()` of a decomposed layer_norm/softmax on a transposed input)
+    is a same-dtype cast: a copy into the result's layout, fusible with its neighbours."""
+    src = meta_of(a["self"])
+    if not isinstance(src, torch.Tensor):
+        return "operand is not a tensor"
+    if a.get("memory_format") not in (None, torch.preserve_format, torch.contiguous_format):
+        return f"memory_format {a['memory_format']}"
+    return _plan("cast", [a["self"]], [src.dtype])
+
+
 def convert_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
     src = meta_of(a["a"])
     if not isinstance(src, torch.Tensor):
@@ -277,6 +288,7 @@ ELEMENTWISE_RULES: Dict[Any, Rule] = {
     aten.bitwise_or.Tensor: bitwise("bitwise_or", 2),
     aten.bitwise_xor.Tensor: bitwise("bitwise_xor", 2),
     aten._to_copy.default: to_copy_rule,
+    aten.clone.default: clone_rule,
     prims.convert_element_type.default: convert_rule,
     aten.scalar_tensor.default: scalar_tensor_rule,
     aten.full.default: full_rule,

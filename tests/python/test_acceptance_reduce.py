@@ -153,3 +153,14 @@ def test_identity_reduces_next_to_real_ones(case):
         got = compile_fn(fn)(x)
     torch.testing.assert_close(got, expected)
     assert all(r.fallback == "" for r in recs)
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "softmax"])
+def test_transposed_input_is_one_kernel(name):
+    """The decompositions' `.contiguous()` of a transposed input (an aten.clone) is a copy that
+    fuses into the normalization kernel instead of splitting it."""
+    x = torch.randn(512, 64).t()
+    w, b = torch.randn(512), torch.randn(512)
+    fn = {"layer_norm": lambda x: F.layer_norm(x, (512,), w, b),
+          "softmax": lambda x: torch.softmax(x, -1)}[name]
+    check_one_kernel(fn, x)

@@ -143,3 +143,18 @@ def test_python_scalar_rounds_like_eager(name, dtype):
     torch._dynamo.reset()
     out = torch.compile(fn, backend="autofuse")(x)
     assert torch.equal(out, fn(x))
+
+
+@pytest.mark.parametrize("fmt", ["preserve", "contiguous"])
+def test_clone_is_a_fused_copy(fmt):
+    """clone() keeps eager's layout (preserve_format keeps the transposed strides), contiguous()
+    makes it row-major; both run in the kernel of their consumer."""
+    x = torch.randn(96, 40).t()
+    fn = (lambda x: x.clone() * 2) if fmt == "preserve" else (lambda x: x.contiguous() + 1)
+    torch._dynamo.reset()
+    with autofuse.collect_records() as recs:
+        out = torch.compile(fn, backend="autofuse")(x)
+    ref = fn(x)
+    torch.testing.assert_close(out, ref)
+    assert out.stride() == ref.stride()
+    assert recs[0].fallback == "" and recs[0].num_kernels == 1
