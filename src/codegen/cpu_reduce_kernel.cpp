@@ -110,7 +110,8 @@ class ReducePrinter {
     line(depth, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) {");
     if (tail) line(depth + 1, "const int64_t rem = af_max(0, af_min(AF_LANES, n - u * AF_LANES));");
   }
-  std::string n_(int i) const { return std::to_string(i); }
+  /// Node index i as text (variable and pointer names: v3, p0, q9_0).
+  std::string num(int i) const { return std::to_string(i); }
 
   const ReduceKind& kind(int i) const {
     for (const auto& r : kReduceKinds)
@@ -204,10 +205,10 @@ class ReducePrinter {
       }
       std::string t = storage_type(n.out.dtype);
       if (n.op == "data") {
-        line(depth, "const " + t + "* p" + n_(i) + " = in" + index_attr(n) + " + (" + e + ");");
+        line(depth, "const " + t + "* p" + num(i) + " = in" + index_attr(n) + " + (" + e + ");");
       } else {
         for (int u : users_[i]) {
-          std::string q = "q" + n_(i) + "_" + index_attr(g_.nodes[u]);
+          std::string q = "q" + num(i) + "_" + index_attr(g_.nodes[u]);
           line(depth, t + "* " + q + " = out" + index_attr(g_.nodes[u]) + " + (" + e + ");");
           if (streams(static_cast<int>(i)))
             line(depth, "const bool s" + q + " = stream_stores && af_is_aligned(" + q +
@@ -216,7 +217,7 @@ class ReducePrinter {
       }
       const sym::Expr& ls = lane_stride_[i];
       if (ls != sym::Expr(0) && ls != sym::Expr(1))
-        line(depth, "const int64_t ls" + n_(i) + " = " + cpp_expr(k_, ls) + ";");
+        line(depth, "const int64_t ls" + num(i) + " = " + cpp_expr(k_, ls) + ";");
     }
   }
 
@@ -238,7 +239,7 @@ class ReducePrinter {
     std::string p = base + reduced_offset(i);
     if (off == "0" || ls == sym::Expr(0)) return p;
     if (ls == sym::Expr(1)) return p + " + " + off;
-    return p + " + (" + off + ") * ls" + n_(i);
+    return p + " + (" + off + ") * ls" + num(i);
   }
 
   std::string load_expr(int i, const std::string& pos, bool tail) const {
@@ -246,12 +247,12 @@ class ReducePrinter {
     int d = n.inputs.at(0);
     const AscNode& data = g_.nodes[d];
     std::string sfx = mem_suffix(g_, data, data.out.dtype);
-    std::string p = lane_ptr(d, "p" + n_(d), pos);
+    std::string p = lane_ptr(d, "p" + num(d), pos);
     const sym::Expr& ls = lane_stride_[d];
     if (ls == sym::Expr(0)) return "af_load1_" + sfx + "(" + p + ")";
     std::string t = tail ? "_n" : "", r = tail ? ", rem" : "";
     if (ls == sym::Expr(1)) return "af_load_" + sfx + t + "(" + p + r + ")";
-    return "af_gather_" + sfx + t + "(" + p + ", ls" + n_(d) + r + ")";
+    return "af_gather_" + sfx + t + "(" + p + ", ls" + num(d) + r + ")";
   }
 
   /// Whether full store i streams its full vectors (reduce_inner, contiguous, not bool).
@@ -265,7 +266,7 @@ class ReducePrinter {
     std::string sfx = mem_suffix(g_, n, n.out.dtype);
     std::string t = tail ? "_n" : "", r = tail ? ", rem" : "";
     for (int u : users_[i]) {
-      std::string q = "q" + n_(i) + "_" + index_attr(g_.nodes[u]);
+      std::string q = "q" + num(i) + "_" + index_attr(g_.nodes[u]);
       std::string p = lane_ptr(i, q, pos);
       const sym::Expr& ls = lane_stride_[i];
       if (ls == sym::Expr(0) && inner_) {
@@ -279,8 +280,8 @@ class ReducePrinter {
       } else if (ls == sym::Expr(0)) {
         codegen_fail(g_, "store %" + n.name + " has stride 0 on the vectorized axis");
       } else {
-        line(depth,
-             "af_scatter_" + sfx + t + "(" + p + ", ls" + n_(i) + ", " + v(n.inputs[0]) + r + ");");
+        line(depth, "af_scatter_" + sfx + t + "(" + p + ", ls" + num(i) + ", " + v(n.inputs[0]) +
+                        r + ");");
       }
     }
   }
@@ -371,8 +372,8 @@ class ReducePrinter {
       for (size_t d = 0; d < g_.nodes.size(); ++d) {
         if (g_.nodes[d].op != "data") continue;
         if (auto s = next_row_stride(static_cast<int>(d)))
-          line(depth, "af_prefetch(p" + n_(static_cast<int>(d)) + " + " + cpp_expr(k_, *s) + " + " +
-                          pos + ");");
+          line(depth, "af_prefetch(p" + num(static_cast<int>(d)) + " + " + cpp_expr(k_, *s) +
+                          " + " + pos + ");");
       }
     }
     for (int i : pass_nodes(p, buffered)) {
@@ -397,7 +398,7 @@ class ReducePrinter {
       const ReduceKind& rk = kind(i);
       std::string x = v(g_.nodes[i].inputs[0]);
       if (tail && inner_) x = "af_fill_tail(" + x + ", rem, " + rk.identity + ")";
-      std::string a = "a" + n_(i) + acc;
+      std::string a = "a" + num(i) + acc;
       line(depth, a + " = " + rk.combine + "(" + a + ", " + x + ");");
     }
     for (size_t i = 0; i < g_.nodes.size(); ++i)
@@ -408,7 +409,7 @@ class ReducePrinter {
   /// The value of reduce node i after its pass: horizontal (inner) or per column (outer).
   void emit_finalize(int depth, int i) {
     const ReduceKind& rk = kind(i);
-    std::string acc = "acc" + n_(i);
+    std::string acc = "acc" + num(i);
     std::string count;
     if (g_.nodes[i].op == "reduce_mean") {
       sym::Expr c = inner_ ? g_.axis(k_.vec_parent).size : sym::Expr(1);
@@ -437,10 +438,10 @@ class ReducePrinter {
       const ReduceKind& rk = kind(i);
       std::string ty = rk.mask ? "af_vm" : "af_vf";
       if (inner_) {
-        line(depth, ty + " acc" + n_(i) + " = " + rk.identity + ";");
+        line(depth, ty + " acc" + num(i) + " = " + rk.identity + ";");
       } else {
-        line(depth, ty + " acc" + n_(i) + "[AF_OUTER_VECTORS];");
-        line(depth, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) acc" + n_(i) +
+        line(depth, ty + " acc" + num(i) + "[AF_OUTER_VECTORS];");
+        line(depth, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) acc" + num(i) +
                         "[u] = " + rk.identity + ";");
       }
     }
@@ -453,10 +454,6 @@ class ReducePrinter {
       if (plan_.full[i] || plan_.stage[i] != s) continue;
       if (schedule::is_reduce_op(n.op)) {
         emit_finalize(depth, static_cast<int>(i));
-        continue;
-      }
-      if (n.op == "scalar" && s == 0) {
-        emit_row_value(depth, static_cast<int>(i), tail);
         continue;
       }
       emit_row_value(depth, static_cast<int>(i), tail);
@@ -508,8 +505,8 @@ class ReducePrinter {
     for (int i : reduces) {
       const ReduceKind& rk = kind(i);
       std::string ty = rk.mask ? "af_vm" : "af_vf";
-      line(depth + 1,
-           ty + " a" + n_(i) + "_0 = " + rk.identity + ", a" + n_(i) + "_1 = " + rk.identity + ";");
+      line(depth + 1, ty + " a" + num(i) + "_0 = " + rk.identity + ", a" + num(i) +
+                          "_1 = " + rk.identity + ";");
     }
     line(depth + 1, "int64_t j = 0;");
     line(depth + 1, "for (; j + 2 * AF_LANES <= n; j += 2 * AF_LANES) {");
@@ -530,8 +527,8 @@ class ReducePrinter {
     line(depth + 1, "}");
     for (int i : reduces) {
       const ReduceKind& rk = kind(i);
-      line(depth + 1, "acc" + n_(i) + " = " + rk.combine + "(acc" + n_(i) + ", " + rk.combine +
-                          "(a" + n_(i) + "_0, a" + n_(i) + "_1));");
+      line(depth + 1, "acc" + num(i) + " = " + rk.combine + "(acc" + num(i) + ", " + rk.combine +
+                          "(a" + num(i) + "_0, a" + num(i) + "_1));");
     }
     line(depth, "}");
   }
@@ -559,8 +556,8 @@ class ReducePrinter {
         for (int i : reduces) {
           const ReduceKind& rk = kind(i);
           line(d + 1,
-               std::string(rk.mask ? "af_vm" : "af_vf") + " a" + n_(i) + "[AF_OUTER_VECTORS];");
-          line(d + 1, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) a" + n_(i) +
+               std::string(rk.mask ? "af_vm" : "af_vf") + " a" + num(i) + "[AF_OUTER_VECTORS];");
+          line(d + 1, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) a" + num(i) +
                           "[u] = " + rk.identity + ";");
         }
         line(d + 1, "const int64_t c1 = af_min(c0 + " + std::to_string(kOuterCascade) + ", " +
@@ -572,8 +569,8 @@ class ReducePrinter {
         line(d + 1, "}");
         for (int i : reduces) {
           const ReduceKind& rk = kind(i);
-          line(d + 1, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) acc" + n_(i) +
-                          "[u] = " + rk.combine + "(acc" + n_(i) + "[u], a" + n_(i) + "[u]);");
+          line(d + 1, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) acc" + num(i) +
+                          "[u] = " + rk.combine + "(acc" + num(i) + "[u], a" + num(i) + "[u]);");
         }
         line(d, "}");
       }
