@@ -318,15 +318,23 @@ def _all_users_elementwise(node: torch.fx.Node) -> bool:
     )
 
 
+def _result_type(b: _Builder, val: Any) -> Tuple[Optional[TType], str]:
+    """The Graph IR type of a computed result, or why a kernel cannot produce it."""
+    out_t = b.tensor_type(val)
+    if out_t is None:
+        return None, "result has a dtype or sizes the IR lacks"
+    if not is_dense(out_t, b.hints):
+        return None, f"result layout strides {list(out_t.strides)} is not dense"
+    return out_t, ""
+
+
 def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
     rule = aten_table.ELEMENTWISE_RULES.get(node.target)
     if rule is None:
         return None
-    out_t = b.tensor_type(val)
-    if out_t is None:
-        return _opaque(b, node, val, origin, "result has a dtype or sizes the IR lacks")
-    if not is_dense(out_t, b.hints):
-        return _opaque(b, node, val, origin, f"result layout strides {list(out_t.strides)} is not dense")
+    out_t, bad = _result_type(b, val)
+    if bad:
+        return _opaque(b, node, val, origin, bad)
     plan = rule(bind_args(node), val)
     if isinstance(plan, str):
         return _opaque(b, node, val, origin, plan)
@@ -382,11 +390,9 @@ def _try_reduce(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Opti
         if not _values_only(node):
             return _opaque(b, node, val, origin, f"the indices of {origin} are used (only values are fused)")
         out_val = val[0]
-    out_t = b.tensor_type(out_val)
-    if out_t is None:
-        return _opaque(b, node, val, origin, "result has a dtype or sizes the IR lacks")
-    if not is_dense(out_t, b.hints):
-        return _opaque(b, node, val, origin, f"result layout strides {list(out_t.strides)} is not dense")
+    out_t, bad = _result_type(b, out_val)
+    if bad:
+        return _opaque(b, node, val, origin, bad)
     plan = rule(bind_args(node), out_val)
     if isinstance(plan, str):
         return _opaque(b, node, val, origin, plan)

@@ -47,6 +47,15 @@ std::string tiling_data_struct(const KernelContext& k) {
   return s;
 }
 
+/// The bytes every store of `g` writes (a row store of a reduction counts once per row): what
+/// decides streaming stores.
+sym::Expr store_bytes(const ascir::AscGraph& g) {
+  sym::Expr bytes = 0;
+  for (const auto& n : g.nodes)
+    if (n.op == "store") bytes = bytes + dtype_size(n.out.dtype) * sym::product(n.out.repeats);
+  return bytes;
+}
+
 /// The header of a tiling function: the symbols read into C variables and td.
 std::string tiling_prologue(const KernelContext& k) {
   std::string f = "AF_EXPORT void " + k.name +
@@ -86,10 +95,7 @@ std::string reduce_tiling_function(const KernelContext& k) {
   }
   f += "  td->" + tile + " = tile;\n";
   f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
-  sym::Expr out_bytes = 0;  // what the full stores write (row stores are small)
-  for (const auto& n : g.nodes)
-    if (n.op == "store")
-      out_bytes = out_bytes + dtype_size(n.out.dtype) * sym::product(n.out.repeats);
+  sym::Expr out_bytes = store_bytes(g);
   f += "  td->stream_stores = " +
        (s.case_name == "reduce_inner" ? "af_tiling_stream_stores(" + cpp_expr(k, out_bytes) + ")"
                                       : std::string("0")) +
@@ -124,10 +130,7 @@ std::string tiling_function(const KernelContext& k) {
       if (part != k.tile_outer) outer = outer * g.axis(part).size;
   }
   param_free(outer, "the outer dims' size");
-  sym::Expr out_bytes = 0;
-  for (const auto& n : g.nodes)
-    if (n.op == "store")
-      out_bytes = out_bytes + dtype_size(n.out.dtype) * sym::product(n.out.repeats);
+  sym::Expr out_bytes = store_bytes(g);
   param_free(out_bytes, "the output size");
 
   std::string f = tiling_prologue(k);

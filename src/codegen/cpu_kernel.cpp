@@ -28,16 +28,7 @@ class KernelPrinter {
 
   std::string print() {
     analyze_values();
-    line(0, "AF_EXPORT void " + k_.name +
-                "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {");
-    line(1, "const " + k_.name + "_TilingData* td = static_cast<const " + k_.name +
-                "_TilingData*>(tiling_data);");
-    for (const auto& [name, var] : k_.sym_var)
-      line(1, "const int64_t " + var + " = td->" + var + ";");
-    for (const auto& a : g_.axes)
-      line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
-    line(1, "const int64_t stream_stores = td->stream_stores;");
-    emit_pointers();
+    lines_ = kernel_prologue(k_);
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (level_[i] == 0) emit_value(1, static_cast<int>(i), false);
     emit_nest();
@@ -91,24 +82,6 @@ class KernelPrinter {
   }
 
   std::string elem(DType t) { return storage_type(t); }
-
-  void emit_pointers() {
-    for (size_t i = 0; i < g_.nodes.size(); ++i) {
-      const AscNode& n = g_.nodes[i];
-      if (n.op == "data") {
-        mem_suffix(g_, n, n.out.dtype);
-        std::string t = elem(n.out.dtype);
-        line(1, "const " + t + "* in" + index_attr(n) + " = static_cast<const " + t + "*>(args[" +
-                    index_attr(n) + "]);  // %" + n.name);
-      } else if (n.op == "output") {
-        const AscNode& store = g_.nodes[n.inputs[0]];
-        mem_suffix(g_, store, store.out.dtype);
-        std::string t = elem(store.out.dtype);
-        line(1, t + "* out" + index_attr(n) + " = static_cast<" + t + "*>(args[" +
-                    std::to_string(k_.num_inputs) + " + " + index_attr(n) + "]);  // %" + n.name);
-      }
-    }
-  }
 
   /// The loops of the nest down to the tile, then the tile body.
   void emit_nest() {
@@ -328,6 +301,35 @@ class KernelPrinter {
 };
 
 }  // namespace
+
+std::vector<std::string> kernel_prologue(const KernelContext& k) {
+  const AscGraph& g = *k.g;
+  std::vector<std::string> out;
+  auto line = [&](const std::string& text) { out.push_back("  " + text); };
+  out.push_back("AF_EXPORT void " + k.name +
+                "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {");
+  line("const " + k.name + "_TilingData* td = static_cast<const " + k.name +
+       "_TilingData*>(tiling_data);");
+  for (const auto& [name, var] : k.sym_var) line("const int64_t " + var + " = td->" + var + ";");
+  for (const auto& a : g.axes)
+    line("const int64_t " + size_var(a.id) + " = " + cpp_expr(k, a.size) + ";  // " + a.name);
+  line("const int64_t stream_stores = td->stream_stores;");
+  for (const AscNode& n : g.nodes) {
+    if (n.op == "data") {
+      mem_suffix(g, n, n.out.dtype);
+      std::string t = storage_type(n.out.dtype);
+      line("const " + t + "* in" + index_attr(n) + " = static_cast<const " + t + "*>(args[" +
+           index_attr(n) + "]);  // %" + n.name);
+    } else if (n.op == "output") {
+      const AscNode& store = g.nodes[n.inputs[0]];
+      mem_suffix(g, store, store.out.dtype);
+      std::string t = storage_type(store.out.dtype);
+      line(t + "* out" + index_attr(n) + " = static_cast<" + t + "*>(args[" +
+           std::to_string(k.num_inputs) + " + " + index_attr(n) + "]);  // %" + n.name);
+    }
+  }
+  return out;
+}
 
 std::string cpp_expr(const KernelContext& k, const sym::Expr& e) {
   return e.cpp([&](const std::string& name) -> std::string {

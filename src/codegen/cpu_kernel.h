@@ -66,6 +66,10 @@ class IndexDeriver {
   std::set<int> visiting_;
 };
 
+/// The first lines of a kernel function, shared by every TilingCase's printer: the signature,
+/// the tiling data's symbols, every axis size, stream_stores, and the input/output pointers.
+std::vector<std::string> kernel_prologue(const KernelContext& k);
+
 /// The kernel function of a reduction TilingCase (reduce_inner / reduce_outer).
 std::string emit_reduce_kernel_function(const KernelContext& k);
 

@@ -47,19 +47,10 @@ class ReducePrinter {
 
   std::string print() {
     analyze();
-    line(0, "AF_EXPORT void " + k_.name +
-                "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {");
-    line(1, "const " + k_.name + "_TilingData* td = static_cast<const " + k_.name +
-                "_TilingData*>(tiling_data);");
-    for (const auto& [name, var] : k_.sym_var)
-      line(1, "const int64_t " + var + " = td->" + var + ";");
-    for (const auto& a : g_.axes)
-      line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
+    lines_ = kernel_prologue(k_);
     line(1, "const int64_t tiling_key = td->header.tiling_key;");
-    line(1, "const int64_t stream_stores = td->stream_stores;");
     line(1, "(void)tiling_key;");
     line(1, "(void)stream_stores;");
-    emit_pointers();
     if (slots_ > 0)
       line(1, "alignas(64) float rowbuf[" + std::to_string(g_.schedule->ub_bytes / 4) +
                   "];  // the all_load row buffer");
@@ -151,23 +142,6 @@ class ReducePrinter {
     }
     for (size_t d = 2; d + 1 < k_.nest.size(); ++d)
       if (!inner_) reduced_loops_.push_back(k_.nest[d]);
-  }
-
-  void emit_pointers() {
-    for (const AscNode& n : g_.nodes) {
-      if (n.op == "data") {
-        mem_suffix(g_, n, n.out.dtype);
-        std::string t = storage_type(n.out.dtype);
-        line(1, "const " + t + "* in" + index_attr(n) + " = static_cast<const " + t + "*>(args[" +
-                    index_attr(n) + "]);  // %" + n.name);
-      } else if (n.op == "output") {
-        const AscNode& store = g_.nodes[n.inputs[0]];
-        mem_suffix(g_, store, store.out.dtype);
-        std::string t = storage_type(store.out.dtype);
-        line(1, t + "* out" + index_attr(n) + " = static_cast<" + t + "*>(args[" +
-                    std::to_string(k_.num_inputs) + " + " + index_attr(n) + "]);  // %" + n.name);
-      }
-    }
   }
 
   /// Loop extent of a block_inner / tile_inner axis: what is left of its parent.

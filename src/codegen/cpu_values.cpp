@@ -125,7 +125,6 @@ std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string
   const AscNode& n = g.nodes[i];
   if (n.op == "scalar") return scalar_expr(g, n);
   if (n.op == "cast") return cast_expr(g, i, args.at(0), users);
-  if (n.op.rfind("reduce_", 0) == 0 && args.size() == 1) return args[0];  // over size-1 axes
   for (int in : n.inputs) mem_suffix(g, g.nodes[in], g.nodes[in].out.dtype);
   mem_suffix(g, n, n.out.dtype);
   const graph::OpDef* def = graph::find_op(n.op);

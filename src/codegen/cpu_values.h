@@ -26,8 +26,7 @@ std::string storage_type(DType t);
 
 /// The C++ expression of node `i` of `g` — a `scalar`, a `cast` or an elementwise op of the
 /// registry — over its operands' expressions `args`. `users` are the nodes reading `i` (a cast
-/// to f16/bf16 feeding only same-dtype stores is left to the store's rounding). A reduce node
-/// that reduces nothing (size-1 axes) is its operand.
+/// to f16/bf16 feeding only same-dtype stores is left to the store's rounding).
 std::string compute_expr(const ascir::AscGraph& g, int i, const std::vector<std::string>& args,
                          const std::vector<int>& users);
 
