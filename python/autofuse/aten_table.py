@@ -413,6 +413,47 @@ VALUES_ONLY_RULES: Dict[Any, Rule] = {
 }
 
 
+# Concatenation: ATen overload -> rule giving a Plan with kind concat, one operand per input
+# (each read as the result dtype: torch.cat promotes) and attr dim (non-negative).
+def _is_zero(size: Any) -> bool:
+    # Compared as an int (a SymInt comparison would add a guard; symbolic sizes are never 0).
+    return isinstance(size, int) and size == 0
+
+
+def concat_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
+    """cat(tensors, dim): the inputs one after another along `dim`. Inputs of extent 0 along
+    `dim` add nothing and are left out; a rank other than the result's (torch's legacy 1-D
+    empty tensor) or all inputs empty stay ATen."""
+    tensors, rank = a["tensors"], out.dim()
+    dim = a.get("dim", 0)
+    if rank == 0 or not isinstance(dim, int) or not -rank <= dim < rank:
+        return f"cat dim {dim!r} is out of range for a rank-{rank} result"
+    d = _norm_dim(dim, rank)
+    kept: List[Any] = []
+    for v in tensors:
+        src = meta_of(v)
+        if not isinstance(v, torch.fx.Node) or not isinstance(src, torch.Tensor):
+            name = f"%{v.name}" if isinstance(v, torch.fx.Node) else repr(v)
+            return f"cat input {name} is not a tensor node"
+        if src.dim() != rank:
+            return (f"cat input %{v.name} of shape {list(src.shape)} has rank {src.dim()}, the result "
+                    f"rank {rank} (a legacy 1-D empty tensor)")
+        if not _is_zero(src.shape[d]):
+            kept.append(v)
+    if not kept:
+        return f"cat of inputs that are all empty along dim {d}"
+    return Plan("concat", [Operand(v, out.dtype) for v in kept], {"dim": d})
+
+
+# aten.concat / aten.concatenate decompose into aten.cat before the backend sees them; they are
+# listed for graphs traced without that decomposition.
+CONCAT_RULES: Dict[Any, Rule] = {
+    aten.cat.default: concat_rule,
+    aten.concat.default: concat_rule,
+    aten.concatenate.default: concat_rule,
+}
+
+
 # View ops: ATen overload -> (Graph IR view kind, attrs from (args, operand meta, out meta)).
 def _norm_dim(d: int, rank: int) -> int:
     return d + rank if d < 0 else d

@@ -3,9 +3,9 @@
 Every FX node becomes a Graph IR node of the same (sanitised) name: placeholders `input`
 {index}, mapped ATen ops their registry kind (aten_table.py), views their view kind,
 reductions a reduce_* kind {dims, keepdim} (also the values of a max/min.dim whose indices
-nobody reads), everything else `opaque` {target}. Implicit type promotion and broadcasting
-become explicit `cast`, `broadcast` and `const` nodes (a reduce's operand is cast, never
-broadcast). Types (dtype, shape, strides, offset) come from
+nobody reads), torch.cat a `concat` {dim}, everything else `opaque` {target}. Implicit type
+promotion and broadcasting become explicit `cast`, `broadcast` and `const` nodes (reduce and
+concat operands are cast, never broadcast). Types (dtype, shape, strides, offset) come from
 node.meta["val"]; SymInt sizes (dynamic shapes) become size expressions over the graph's
 symbols, declared in the header with their hints (symbolic.py). A value whose sizes use
 symbols the executor cannot read off the arguments (unbacked, data-dependent) stays opaque.
@@ -229,10 +229,11 @@ def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torc
                 _try_view(b, node, val, origin)
                 or _try_values_item(b, node)
                 or _try_reduce(b, node, val, origin)
+                or _try_concat(b, node, val, origin)
                 or _try_elementwise(b, node, val, origin)
             )
             if done is None:
-                why = f"not an elementwise, broadcast or reduce op autofuse fuses; runs as ATen {origin}"
+                why = f"not an elementwise, broadcast, reduce or concat op; runs as ATen {origin}"
                 _opaque(b, node, val, origin, why)
             elif done == "fused":
                 fusible += 1
@@ -431,6 +432,61 @@ def _check_reduce(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
     shape = [1 if d in dims else n for d, n in enumerate(src_t.shape) if keepdim or d not in dims]
     if tuple(shape) != tuple(out_t.shape):
         return f"result shape {list(out_t.shape)} is not {list(src_t.shape)} reduced over {dims}"
+    return None
+
+
+def _try_concat(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
+    """torch.cat (aten_table.CONCAT_RULES) as one concat node {dim} over its inputs, each cast
+    to the result dtype (once per distinct input)."""
+    rule = aten_table.CONCAT_RULES.get(node.target)
+    if rule is None:
+        return None
+    out_t, bad = _result_type(b, val)
+    if bad:
+        return _opaque(b, node, val, origin, bad)
+    plan = rule(bind_args(node), val)
+    if isinstance(plan, str):
+        return _opaque(b, node, val, origin, plan)
+    bad = _check_concat(b, plan, out_t)
+    if bad:
+        return _opaque(b, node, val, origin, bad)
+    cast_of: Dict[torch.fx.Node, int] = {}
+    for op in plan.operands:
+        if op.value not in cast_of:
+            cast_of[op.value] = b.cast(b.logical(op.value), op.dtype, origin)
+    operands = [cast_of[op.value] for op in plan.operands]
+    # Eagerly: torch.cat of the (cast) operands (it reads no other slot: the inputs left out are
+    # empty along dim, and the executor only computes a step's operands before it).
+    dim = plan.attrs["dim"]
+    run = lambda env, ops=tuple(operands): torch.cat([env[s] for s in ops], dim)  # noqa: E731
+    gnode = GNode(node.name, "concat", operands, dict(plan.attrs), out_t, run, node, origin)
+    b.fx_slot[node] = b.add(gnode)
+    return "fused"
+
+
+def _check_concat(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
+    """None when a kernel can compute concat `plan` with result type `out_t`: a supported result
+    dtype, every input expressible and castable to it, sizes adding up along dim."""
+    allowed = b.supported.get(plan.kind)
+    if allowed is None:
+        return f"kind {plan.kind} is not in the op registry"
+    dtype = DTYPE_NAMES[out_t.dtype]
+    if out_t.dtype not in allowed:
+        return f"concat on {dtype} is not supported by generated kernels"
+    d = plan.attrs["dim"]
+    total: Size = 0
+    for op in plan.operands:
+        t = b.tensor_type(op.value.meta.get("val"))
+        if t is None:
+            return f"cat input %{op.value.name} has a dtype or sizes the IR lacks"
+        if t.dtype != out_t.dtype and not {t.dtype, out_t.dtype} <= b.supported.get("cast", set()):
+            return f"cast of cat input %{op.value.name} from {DTYPE_NAMES[t.dtype]} to {dtype} is unsupported"
+        if any(n != m for k, (n, m) in enumerate(zip(t.shape, out_t.shape)) if k != d):
+            return (f"cat input %{op.value.name} of shape {list(t.shape)} differs from the result "
+                    f"{list(out_t.shape)} outside dim {d}")
+        total = total + t.shape[d]
+    if simplify(total - out_t.shape[d]) != 0:
+        return f"cat inputs add up to {total} along dim {d}, the result has {out_t.shape[d]}"
     return None
 
 

@@ -196,8 +196,8 @@ nb::dict stats() {
 
 /// kind -> (class, arity, operand dtype names) for every registry row.
 nb::dict op_registry() {
-  static const char* kClass[] = {"input", "const", "elementwise", "broadcast",
-                                 "cast",  "view",  "reduce",      "opaque"};
+  static const char* kClass[] = {"input", "const",  "elementwise", "broadcast", "cast",
+                                 "view",  "reduce", "concat",      "opaque"};
   nb::dict d;
   for (const auto& op : af::graph::all_ops()) {
     std::vector<std::string> dtypes;
@@ -250,7 +250,7 @@ NB_MODULE(_C, m) {
             std::vector<std::vector<std::string>> out;
             for (const auto& n : p.prog.fused.nodes)
               if (n.kind == af::fusion::FusedNode::Kind::Kernel)
-                out.push_back(af::fusion::tiling_cases(n.kernel));
+                out.push_back(af::fusion::tiling_cases(n));
             return out;
           },
           "Per kernel, in order, the names of its TilingCases (index = tiling_key).")

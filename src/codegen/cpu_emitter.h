@@ -27,6 +27,22 @@ struct EmittedSource {
   std::vector<EmittedKernel> kernels;
 };
 
+/// One launchable kernel to print: a plain kernel (one scheduled loop nest) or a concat kernel,
+/// whose segments (fusion/concat_fuse.h) share one launch: block indices run over segment 0's
+/// blocks, then segment 1's, ... Segment s reads kernel input input_map[s][j] as its input j and
+/// writes kernel output output_map[s][j] as its output j.
+struct KernelUnit {
+  std::string name;
+  std::vector<const ascir::AscGraph*> segments;         // one: a plain kernel named `name`
+  std::vector<std::vector<int>> input_map, output_map;  // concat kernels only
+  int num_inputs = 0, num_outputs = 0;                  // concat kernels only
+};
+
+/// One C++ translation unit for `kernels` (plain ones as below; a concat kernel K also exports
+/// `K_tiling`, which runs every segment's tiling function into its part of K's TilingData and
+/// sums their block_dims, and `K_kernel`, which runs block b of the segment it falls in).
+EmittedSource emit_cpu_source(const std::vector<KernelUnit>& kernels, const schedule::Target& t);
+
 /// One C++ translation unit for `kernels` (each scheduled by schedule::schedule_kernel with the
 /// TilingCase "elementwise"). Per kernel K it defines `struct K_TilingData` (af_tiling_header,
 /// then the size symbols, then the tiling parameters), `K_tiling` (stores the symbols, picks

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "fusion/concat_fuse.h"
 #include "fusion/embed.h"
 #include "fusion/merge.h"
 #include "fusion/reduce_check.h"
@@ -14,15 +15,6 @@
 
 namespace af::fusion {
 namespace {
-
-/// Distinct Graph IR values the merged kernel reads: both kernels' inputs, less a's results.
-int merged_input_count(const FusedNode& a, const FusedNode& b) {
-  std::set<int> in(a.inputs.begin(), a.inputs.end());
-  std::set<int> made(a.ops.begin(), a.ops.end());
-  for (int v : b.inputs)
-    if (!made.count(v)) in.insert(v);
-  return static_cast<int>(in.size());
-}
 
 FusionDecision node_limit(int nodes, const FusionOptions& opts) {
   if (nodes > opts.max_nodes)
@@ -78,6 +70,7 @@ FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int
   }
   const FusedNode& ka = fg.nodes[a];
   const FusedNode& kb = fg.nodes[b];
+  if (ka.is_concat() || kb.is_concat()) return can_fuse_concat(fg, index, a, b, opts);
   const bool same = same_loop_axes(ka.kernel, kb.kernel);
   const bool reduces = has_reduce(ka.kernel) || has_reduce(kb.kernel);
   // Without a reduce only equal loop nests merge.

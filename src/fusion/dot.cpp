@@ -267,7 +267,7 @@ class DotWriter {
 
   void kernel(const FusedNode& st) {
     StepBytes b = step_bytes(fg_, st);
-    std::vector<std::string> cases = tiling_cases(st.kernel);
+    std::vector<std::string> cases = tiling_cases(st);
     std::string case_list;
     for (size_t i = 0; i < cases.size(); ++i) case_list += (i ? ", " : "") + cases[i];
     std::vector<std::string> label = {
@@ -406,6 +406,15 @@ std::vector<std::string> tiling_cases(const ascir::AscGraph& kernel) {
   if (!kernel.schedule) return {};
   if (!kernel.schedule->tiling_cases.empty()) return kernel.schedule->tiling_cases;
   return {kernel.schedule->case_name};
+}
+
+std::vector<std::string> tiling_cases(const FusedNode& step) {
+  if (!step.is_concat()) return tiling_cases(step.kernel);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < step.segments.size(); ++i)
+    for (const std::string& c : tiling_cases(step.segments[i].kernel))
+      out.push_back("s" + std::to_string(i) + ": " + c);
+  return out;
 }
 
 std::string print_dot(const FusedGraph& fg) {

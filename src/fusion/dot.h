@@ -28,6 +28,9 @@ StepBytes step_bytes(const FusedGraph& fg, const FusedNode& step);
 /// The TilingCases of a scheduled kernel: schedule->tiling_cases (index = tiling_key), or its
 /// case_name when that list is empty; empty when the kernel is not scheduled.
 std::vector<std::string> tiling_cases(const ascir::AscGraph& kernel);
+/// The TilingCases of a kernel step: its kernel's, or per segment of a concat kernel
+/// "s<i>: <case>" for each case of segment i.
+std::vector<std::string> tiling_cases(const FusedNode& step);
 
 /// The DOT text of `fg` (deterministic): kernels as clusters labelled with name, op count, bytes
 /// and TilingCases; their Graph IR ops as nodes; ATen steps (Opaque) as orange nodes with their

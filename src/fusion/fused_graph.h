@@ -24,8 +24,23 @@ struct FusedNode {
   /// (data tensors list every kernel axis, so which ones carry the value's dims is kept here;
   /// an output's are its store's axes). Empty when unknown: then the dims align right.
   std::vector<std::vector<int>> input_axes;
-  ascir::AscGraph kernel;  // Kind::Kernel only
+  ascir::AscGraph kernel;  // Kind::Kernel only (empty for a concat kernel: see `segments`)
   std::string reason;      // Kind::Opaque: why this op is not in a kernel
+  /// A concat kernel (fusion/concat_fuse.h): one loop nest per concat operand, launched as one
+  /// kernel. Segment i is a kernel step of its own (kernel, inputs, outputs, input_axes) that
+  /// computes the slice [segment_starts[i], segment_starts[i] + its size) along dim
+  /// `concat_dim` of a `concat_shape` space: operand i's producers and that slice of every
+  /// consumer. This step's inputs, outputs and ops are the union over the segments, in Graph IR
+  /// order. Empty for an ordinary kernel.
+  std::vector<FusedNode> segments;
+  int concat_dim = -1;
+  std::vector<sym::Expr> concat_shape;
+  std::vector<sym::Expr> segment_starts;
+
+  bool is_concat() const { return !segments.empty(); }
+  /// The loop nests of a kernel step: its segments' kernels, else its own kernel.
+  std::vector<const ascir::AscGraph*> kernel_graphs() const;
+  std::vector<ascir::AscGraph*> kernel_graphs();
 };
 
 /// A fusion the policy declined, with the reason (for explain and the lit tests).

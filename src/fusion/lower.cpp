@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "fusion/concat_fuse.h"
 #include "fusion/steps.h"
 #include "graph/op_registry.h"
 #include "schedule/reduce_schedule.h"
@@ -47,12 +48,17 @@ AscTensor local_tensor(DType dtype, const std::vector<int>& axes,
 /// Builds the one-op kernel of Graph IR node `op`.
 class KernelBuilder {
  public:
-  KernelBuilder(const graph::Graph& g, int op)
+  /// The kernel of node `op`; for a concat, the kernel of its segment `segment` (operand
+  /// `segment` copied into its slice of the result).
+  KernelBuilder(const graph::Graph& g, int op, int segment = -1)
       : g_(g),
         op_(op),
         n_(g.nodes[op]),
         reduce_(graph::find_op(n_.kind)->cls == OpClass::Reduce),
-        space_(reduce_ ? g.nodes[n_.operands.at(0)].type.shape : n_.type.shape) {
+        segment_(segment),
+        space_(reduce_ || segment >= 0 ? g.nodes[n_.operands.at(reduce_ ? 0 : segment)].type.shape
+                                       : n_.type.shape),
+        result_(n_.type) {
     k_.name = "k";
     for (size_t d = 0; d < space_.size(); ++d)
       axes_.push_back(k_.add_axis("z" + std::to_string(d), space_[d]));
@@ -62,14 +68,27 @@ class KernelBuilder {
         reduced_.push_back(std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) !=
                            dims.end());
     }
+    if (segment_ >= 0) {  // the slice of the result operand `segment` fills
+      size_t dim = static_cast<size_t>(graph::attr_int(n_, "dim"));
+      for (int k = 0; k < segment_; ++k)
+        result_.offset =
+            result_.offset + g.nodes[n_.operands[k]].type.shape[dim] * result_.strides[dim];
+      result_.shape = space_;
+    }
   }
 
   FusedNode build() {
     const graph::OpDef* def = graph::find_op(n_.kind);
     std::vector<int> args;
-    for (int v : n_.operands) args.push_back(operand(v, def->cls == OpClass::Broadcast));
+    if (segment_ >= 0) {
+      args.push_back(operand(n_.operands[segment_], false));
+    } else {
+      for (int v : n_.operands) args.push_back(operand(v, def->cls == OpClass::Broadcast));
+    }
     int value = -1;
-    if (def->cls == OpClass::Cast) {
+    if (segment_ >= 0) {
+      value = copy_value(args[0]);
+    } else if (def->cls == OpClass::Cast) {
       value = lower_cast(args.at(0));
     } else if (reduce_) {
       // Repeat 1 / stride 0 on the reduced axes; no attributes (the tensors say which).
@@ -192,9 +211,16 @@ class KernelBuilder {
     return cast(x, b, n_.name);
   }
 
+  /// A copy of compute value `x` (a concat segment): the loaded f16/bf16 value itself, else x.
+  int copy_value(int x) {
+    const AscNode& xn = k_.nodes[x];
+    if (is_low_precision_float(n_.type.dtype) && xn.op == "cast") return xn.inputs[0];
+    return x;
+  }
+
   /// Store + output of value node `value`, cast to the result's dtype first when needed.
   void store(int value) {
-    const graph::TensorType& t = n_.type;
+    const graph::TensorType& t = result_;
     int src = value;
     if (k_.nodes[value].out.dtype != t.dtype)
       src = cast(value, t.dtype, n_.name + "." + std::string(dtype_name(t.dtype)));
@@ -233,7 +259,9 @@ class KernelBuilder {
   int op_;
   const graph::Node& n_;
   bool reduce_;                   // a reduce: iterates over its operand's shape
+  int segment_;                   // a concat segment: the operand it copies; else -1
   std::vector<sym::Expr> space_;  // the iteration space: one original axis per dim
+  graph::TensorType result_;      // what the store writes: the result, or a segment's slice
   std::vector<bool> reduced_;     // per axis: reduced (reduce only)
   AscGraph k_;
   std::vector<int> axes_;
@@ -242,6 +270,26 @@ class KernelBuilder {
   std::map<int, int> loaded_;                 // graph node -> its compute node in this kernel
   std::set<std::string> names_;               // node names in use
 };
+
+/// The concat kernel of node `node`: one segment per operand, each copying its operand into its
+/// slice of the result.
+FusedNode concat_step(const graph::Graph& g, int node) {
+  const graph::Node& n = g.nodes[node];
+  FusedNode step;
+  step.kind = FusedNode::Kind::Kernel;
+  step.ops = {node};
+  step.outputs = {node};
+  step.concat_dim = static_cast<int>(graph::attr_int(n, "dim"));
+  step.concat_shape = n.type.shape;
+  sym::Expr start = 0;
+  for (size_t k = 0; k < n.operands.size(); ++k) {
+    step.segments.push_back(KernelBuilder(g, node, static_cast<int>(k)).build());
+    step.segment_starts.push_back(start);
+    start = start + g.nodes[n.operands[k]].type.shape[step.concat_dim];
+  }
+  set_concat_io(step);
+  return step;
+}
 
 FusedNode opaque_step(const graph::Graph& g, int node, std::string reason) {
   FusedNode s;
@@ -271,6 +319,10 @@ std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
           it == n.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
       return "opaque ATen op " + (target ? *target : std::string("(no target)"));
     }
+    case OpClass::Concat:
+      if (!opts.concat)
+        return std::string("concat pass is disabled (--autofuse_disable_pass=concat)");
+      break;
     case OpClass::Reduce:
       if (!opts.reduce)
         return std::string("reduce pass is disabled (--autofuse_disable_pass=reduce)");
@@ -309,6 +361,10 @@ FusedGraph lower(const graph::Graph& g, const FusionOptions& opts) {
                            " does not precede it");
     if (auto reason = not_fusible_reason(g, i, opts)) {
       fg.nodes.push_back(opaque_step(g, i, std::move(*reason)));
+      continue;
+    }
+    if (def->cls == OpClass::Concat) {
+      fg.nodes.push_back(concat_step(g, i));
       continue;
     }
     FusedNode step = KernelBuilder(g, i).build();

@@ -42,8 +42,19 @@ std::string print(const FusedGraph& fg) {
   for (const FusedNode& n : fg.nodes) {
     if (n.kind == FusedNode::Kind::Kernel) {
       out += "  kernel @" + n.name + "(" + value_list(g, n.inputs) + ") -> (" +
-             value_list(g, n.outputs) + ") ops [" + value_list(g, n.ops) + "] {\n";
-      out += indent(ascir::print(n.kernel), "    ");
+             value_list(g, n.outputs) + ") ops [" + value_list(g, n.ops) + "]";
+      if (!n.is_concat()) {
+        out += " {\n" + indent(ascir::print(n.kernel), "    ") + "  }\n";
+        continue;
+      }
+      out += " concat dim " + std::to_string(n.concat_dim) + " of " + sym::str(n.concat_shape) +
+             " {\n";
+      for (size_t i = 0; i < n.segments.size(); ++i) {
+        const FusedNode& seg = n.segments[i];
+        out += "    segment @" + seg.name + "(" + value_list(g, seg.inputs) + ") -> (" +
+               value_list(g, seg.outputs) + ") at " + n.segment_starts[i].str() + " {\n";
+        out += indent(ascir::print(seg.kernel), "      ") + "    }\n";
+      }
       out += "  }\n";
       continue;
     }

@@ -2,6 +2,7 @@
 #include "fusion/steps.h"
 
 #include <algorithm>
+#include <set>
 
 #include "support/error.h"
 
@@ -105,6 +106,10 @@ void renumber_kernels(FusedGraph& fg) {
     if (n.kind != FusedNode::Kind::Kernel) continue;
     n.name = "k" + std::to_string(next++);
     n.kernel.name = n.name;
+    for (size_t i = 0; i < n.segments.size(); ++i) {
+      n.segments[i].name = n.name + ".s" + std::to_string(i);
+      n.segments[i].kernel.name = n.segments[i].name;
+    }
   }
 }
 
@@ -147,6 +152,14 @@ void sort_kernel_io(FusedNode& kernel) {
     kernel.input_axes = std::move(axes);
   }
   sort_io(kernel.kernel, "output", kernel.outputs);
+}
+
+int merged_input_count(const FusedNode& a, const FusedNode& b) {
+  std::set<int> in(a.inputs.begin(), a.inputs.end());
+  std::set<int> made(a.ops.begin(), a.ops.end());
+  for (int v : b.inputs)
+    if (!made.count(v)) in.insert(v);
+  return static_cast<int>(in.size());
 }
 
 int compute_node_count(const ascir::AscGraph& k) {

@@ -37,12 +37,16 @@ int64_t value_bytes(const graph::Graph& g, int node);
 std::string loop_axes_str(const ascir::AscGraph& k);
 /// Whether two kernels have the same loop axes (the same original axis sizes, in order).
 bool same_loop_axes(const ascir::AscGraph& a, const ascir::AscGraph& b);
-/// Names the kernels k0, k1, ... in execution order (FusedNode::name and the AscGraph's name).
+/// Names the kernels k0, k1, ... in execution order (FusedNode::name and the AscGraph's name;
+/// the segments of a concat kernel k3 are k3.s0, k3.s1, ...).
 void renumber_kernels(FusedGraph& fg);
 /// Renumbers a kernel's data and output indices in Graph IR node order (ties keep their order)
 /// and reorders `inputs`/`input_axes`/`outputs` to match, so kernel signatures do not depend on
 /// merge order.
 void sort_kernel_io(FusedNode& kernel);
+/// Distinct Graph IR values kernels a and b (a first) read together: both kernels' inputs, less
+/// the values a computes.
+int merged_input_count(const FusedNode& a, const FusedNode& b);
 /// Number of compute nodes of a kernel: every node except data, load, store, output, scalar.
 int compute_node_count(const ascir::AscGraph& k);
 

@@ -108,6 +108,9 @@ const std::vector<OpDef> kOps = {
     {"reduce_prod", C::Reduce, 1, kFloatTypes, "", 1},
     {"reduce_any", C::Reduce, 1, kBoolType, "", 1},
     {"reduce_all", C::Reduce, 1, kBoolType, "", 1},
+    // concat {dim}: the operands one after another along `dim` (torch.cat); a kernel writes
+    // each operand's producer straight into its slice of the result.
+    {"concat", C::Concat, -1, kFloatOrBool, "", 0},
     // Everything else runs as ATen.
     {"opaque", C::Opaque, -1, kAllTypes, "", 0},
 };

@@ -18,6 +18,7 @@ enum class OpClass {
   Cast,         // convert to the result dtype
   View,         // an alias of its operand with other shape/strides/offset (result type says how)
   Reduce,       // folds dims `dims` of its operand (attr keepdim 0|1); dtype of the operand
+  Concat,       // joins its operands along dim `dim` (same dtype, equal other sizes)
   Opaque,       // runs as ATen in the frontend (attr target = "aten.mm.default" etc.)
 };
 

@@ -84,6 +84,7 @@ class NodeChecker {
         break;
       case OpClass::View: check_view(); break;
       case OpClass::Reduce: check_reduce(); break;
+      case OpClass::Concat: check_concat(); break;
       case OpClass::Opaque: (void)attr_string(n_, "target"); break;
     }
   }
@@ -254,6 +255,36 @@ class NodeChecker {
       fail("result shape " + sym::str(n_.type.shape) + " is not " + sym::str(expect) +
            " (operand %" + operand_name(0) + " of shape " + sym::str(src.shape) +
            " reduced over dims " + sym::str(list) + ", keepdim = " + std::to_string(keep) + ")");
+  }
+
+  /// At least one operand, all of the result's dtype and rank; sizes equal except along `dim`,
+  /// where the result's size is their sum; dense.
+  void check_concat() const {
+    need_dense();
+    const TensorType& t = n_.type;
+    if (n_.operands.empty()) fail("concat needs at least one operand");
+    int64_t d = dim_attr("dim", t.rank());
+    sym::Expr total = 0;
+    for (size_t k = 0; k < n_.operands.size(); ++k) {
+      const TensorType& o = operand(k);
+      if (o.dtype != t.dtype)
+        fail("operand " + std::to_string(k) + " (%" + operand_name(k) + ") has dtype " +
+             std::string(dtype_name(o.dtype)) + ", expected the result dtype " +
+             std::string(dtype_name(t.dtype)) + " (use cast)");
+      if (o.rank() != t.rank())
+        fail("operand " + std::to_string(k) + " (%" + operand_name(k) + ") has shape " +
+             sym::str(o.shape) + ", rank " + std::to_string(o.rank()) + " vs the result's " +
+             std::to_string(t.rank()));
+      for (size_t i = 0; i < t.rank(); ++i)
+        if (static_cast<int64_t>(i) != d && o.shape[i] != t.shape[i])
+          fail("operand " + std::to_string(k) + " (%" + operand_name(k) + ") has shape " +
+               sym::str(o.shape) + ", which differs from the result " + sym::str(t.shape) +
+               " outside dim " + std::to_string(d));
+      total = total + o.shape[d];
+    }
+    if (total != t.shape[d])
+      fail("result dim " + std::to_string(d) + " is " + t.shape[d].str() +
+           ", expected the operands' total " + total.str());
   }
 
   void check_view() const {

@@ -3,6 +3,7 @@
 // each IR (CompileOptions::dump_dir) and times the whole.
 #include "pipeline/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <mutex>
@@ -39,15 +40,49 @@ void log(const CompileOptions& opts, const std::string& line) {
   if (opts.log) opts.log(line);
 }
 
-/// The kernels of a fused graph, in execution order.
+/// The loop nests of a fused graph's kernels (each segment of a concat kernel), in order.
 std::vector<ascir::AscGraph*> kernels_of(fusion::FusedGraph& fused) {
   std::vector<ascir::AscGraph*> out;
   for (auto& n : fused.nodes)
-    if (n.kind == fusion::FusedNode::Kind::Kernel) out.push_back(&n.kernel);
+    for (ascir::AscGraph* g : n.kernel_graphs()) out.push_back(g);
+  return out;
+}
+
+/// Position of each of `values` in `all`.
+std::vector<int> positions(const std::vector<int>& values, const std::vector<int>& all) {
+  std::vector<int> out;
+  for (int v : values)
+    out.push_back(static_cast<int>(std::find(all.begin(), all.end(), v) - all.begin()));
   return out;
 }
 
 }  // namespace
+
+std::vector<codegen::KernelUnit> kernel_units(const fusion::FusedGraph& fused) {
+  std::vector<codegen::KernelUnit> units;
+  for (const auto& n : fused.nodes) {
+    if (n.kind != fusion::FusedNode::Kind::Kernel) continue;
+    codegen::KernelUnit u{n.name, n.kernel_graphs(), {}, {}, 0, 0};
+    if (n.is_concat()) {
+      u.num_inputs = static_cast<int>(n.inputs.size());
+      u.num_outputs = static_cast<int>(n.outputs.size());
+      for (const auto& seg : n.segments) {
+        u.input_map.push_back(positions(seg.inputs, n.inputs));
+        u.output_map.push_back(positions(seg.outputs, n.outputs));
+      }
+    }
+    units.push_back(std::move(u));
+  }
+  return units;
+}
+
+void schedule_kernels(fusion::FusedGraph& fused, const schedule::Target& t) {
+  for (ascir::AscGraph* k : kernels_of(fused)) {
+    ascir::verify(*k);
+    schedule::schedule_kernel(*k, t);
+    ascir::verify(*k);
+  }
+}
 
 CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage last) {
   auto start = std::chrono::steady_clock::now();
@@ -79,18 +114,13 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   if (last == Stage::Fuse) return prog;
 
   // Axis merging, tile and block split, vectorized axis: one TilingCase per kernel.
-  for (ascir::AscGraph* k : kernels_of(prog.fused)) {
-    ascir::verify(*k);
-    schedule::schedule_kernel(*k, opts.target);
-    ascir::verify(*k);
-  }
+  schedule_kernels(prog.fused, opts.target);
   dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
   if (!opts.dump_dir.empty()) dump(opts, name, "fused.dot", fusion::print_dot(prog.fused));
   if (last == Stage::Schedule) return prog;
 
   // One C++ translation unit for every kernel of the graph.
-  std::vector<const ascir::AscGraph*> kernels;
-  for (ascir::AscGraph* k : kernels_of(prog.fused)) kernels.push_back(k);
+  std::vector<codegen::KernelUnit> kernels = kernel_units(prog.fused);
   codegen::EmittedSource src = codegen::emit_cpu_source(kernels, opts.target);
   prog.source = src.code;
   dump(opts, name, "cpp", prog.source);

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "fusion/can_fuse.h"  // FusionOptions
+#include "codegen/cpu_emitter.h"  // KernelUnit
+#include "fusion/can_fuse.h"      // FusionOptions
 #include "fusion/fused_graph.h"
 #include "graph/graph.h"
 #include "jit/stats.h"  // CompileStats
@@ -58,6 +59,14 @@ enum class Stage { Verify, Lower, Fuse, Schedule, Codegen, Jit };
 /// Runs the pipeline up to and including `last`. Throws CompileError (bad graph) or
 /// ToolchainError (compiler/cache failure); the frontend turns both into an eager fallback.
 CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage last = Stage::Jit);
+
+/// The Schedule stage: verifies and schedules every loop nest of `fused` (each segment of a
+/// concat kernel on its own) for target `t`.
+void schedule_kernels(fusion::FusedGraph& fused, const schedule::Target& t);
+
+/// What the emitter prints per kernel step of `fused`: its loop nest, or a concat kernel's
+/// segments with the map from each segment's arguments to the kernel's.
+std::vector<codegen::KernelUnit> kernel_units(const fusion::FusedGraph& fused);
 
 /// Process-wide compile counters (all compile() calls).
 CompileStats global_stats();

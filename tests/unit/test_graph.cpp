@@ -314,7 +314,9 @@ TEST(OpRegistry, EveryDocumentedKind) {
     bool logical = std::string(k) == "reduce_any" || std::string(k) == "reduce_all";
     EXPECT_EQ(d->operand_dtypes, logical ? kBoolType : kFloatTypes) << k;
   }
-  EXPECT_EQ(std::size(elementwise) + std::size(reduce) + 11, all_ops().size());
+  EXPECT_EQ(std::size(elementwise) + std::size(reduce) + 12, all_ops().size());
+  EXPECT_EQ(find_op("concat")->cls, OpClass::Concat);
+  EXPECT_EQ(find_op("concat")->arity, -1);
   EXPECT_EQ(find_op("input")->cls, OpClass::Input);
   EXPECT_EQ(find_op("const")->cls, OpClass::Const);
   EXPECT_EQ(find_op("broadcast")->cls, OpClass::Broadcast);

@@ -30,6 +30,7 @@
 #include "graph/simplify.h"
 #include "graph/verifier.h"
 #include "pipeline/flags.h"
+#include "pipeline/pipeline.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 
@@ -95,20 +96,11 @@ void run_graph(const Args& a, const std::string& text, const af::schedule::Targe
     if (!a.fusion) opts.enabled = false;
     af::fusion::FusedGraph fused = af::fusion::lower(source, opts);
     if (has(a.passes, "fuse")) fused = af::fusion::fuse(std::move(fused), opts);
-    std::vector<const af::ascir::AscGraph*> kernels;
-    for (auto& n : fused.nodes) {
-      if (n.kind != af::fusion::FusedNode::Kind::Kernel) continue;
-      if (has(a.passes, "schedule") || has(a.passes, "codegen")) {
-        af::ascir::verify(n.kernel);
-        af::schedule::schedule_kernel(n.kernel, target);
-        af::ascir::verify(n.kernel);
-      }
-      kernels.push_back(&n.kernel);
-    }
+    if (has(a.passes, "schedule") || has(a.passes, "codegen")) af::schedule_kernels(fused, target);
     if (a.emit == "dot")
       std::cout << af::fusion::print_dot(fused);
     else if (has(a.passes, "codegen"))
-      std::cout << af::codegen::emit_cpu_source(kernels, target).code;
+      std::cout << af::codegen::emit_cpu_source(af::kernel_units(fused), target).code;
     else
       std::cout << af::fusion::print(fused);
   }

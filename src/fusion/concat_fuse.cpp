@@ -1,0 +1,262 @@
+// Concat fusion: plans how a kernel joins a concat kernel, then runs the ordinary policy and
+// mechanics once per segment (see concat_fuse.h).
+#include "fusion/concat_fuse.h"
+
+#include <algorithm>
+#include <set>
+
+#include "fusion/merge.h"
+#include "fusion/reduce_check.h"
+#include "fusion/steps.h"
+#include "support/error.h"
+
+namespace af::fusion {
+namespace {
+
+using ascir::AscNode;
+
+/// How a plain kernel joins a concat kernel: into one segment as it is, or sliced into every
+/// segment; or not, with the reason.
+struct Join {
+  std::string reason;   // non-empty: it cannot join
+  int segment = -1;     // >= 0: merges into this segment unchanged
+  bool sliced = false;  // true: slice i merges into segment i
+};
+
+Join no(std::string why) {
+  return Join{std::move(why), -1, false};
+}
+
+bool contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+std::string value_name(const FusedGraph& fg, int v) {
+  return "%" + fg.source.nodes[v].name;
+}
+
+/// Segment `s` of `concat` as a step of its own, keeping all of the concat's ops (so every
+/// value the concat kernel computes stays with it in a FusedGraph holding the segment).
+FusedNode segment_step(const FusedNode& concat, size_t s) {
+  FusedNode seg = concat.segments.at(s);
+  seg.ops = concat.ops;
+  return seg;
+}
+
+/// Kernel `k` cut to the slice [start, start + size) of its axis at position `dim`: every tensor
+/// spanning that axis gets the slice's size there, and every memory tensor (data, store, output)
+/// is offset by start * its stride there; tensors constant along it are unchanged.
+FusedNode slice_kernel(const FusedNode& k, int dim, const sym::Expr& start, const sym::Expr& size) {
+  FusedNode q = k;
+  ascir::Axis& axis = q.kernel.axes.at(static_cast<size_t>(dim));
+  const sym::Expr full = axis.size;
+  axis.size = size;
+  for (AscNode& n : q.kernel.nodes) {
+    auto it = std::find(n.out.axes.begin(), n.out.axes.end(), axis.id);
+    if (it == n.out.axes.end()) continue;
+    size_t at = static_cast<size_t>(it - n.out.axes.begin());
+    if (n.out.repeats[at] != full) continue;  // constant along the axis
+    n.out.repeats[at] = size;
+    if (n.op == "data" || n.op == "store" || n.op == "output") {
+      n.out.offset = n.out.offset + start * n.out.strides[at];
+      continue;
+    }
+    n.out.strides = graph::contiguous_strides(n.out.repeats);
+    for (size_t d = 0; d < n.out.repeats.size(); ++d)
+      if (n.out.repeats[d] == sym::Expr(1)) n.out.strides[d] = 0;
+  }
+  return q;
+}
+
+/// Why kernel `k` is not over the concat's whole iteration space (so it cannot be sliced along
+/// the concat dim), or "" when it is: its loop axes are the concat's shape, it has no reduce,
+/// and every tensor either spans the concat dim or is constant along it.
+std::string not_whole_space(const FusedGraph& fg, const FusedNode& concat, const FusedNode& k) {
+  const auto& shape = concat.concat_shape;
+  std::vector<sym::Expr> sizes;
+  for (const ascir::Axis& x : k.kernel.axes) sizes.push_back(x.size);
+  if (sizes != shape)
+    return "loop axes " + loop_axes_str(k.kernel) + " are not the concat's " + sym::str(shape);
+  if (has_reduce(k.kernel)) return "it reduces (only elementwise kernels are sliced)";
+  const ascir::Axis& axis = k.kernel.axes.at(static_cast<size_t>(concat.concat_dim));
+  for (const AscNode& n : k.kernel.nodes) {
+    auto it = std::find(n.out.axes.begin(), n.out.axes.end(), axis.id);
+    bool spans = it != n.out.axes.end() &&
+                 n.out.repeats[static_cast<size_t>(it - n.out.axes.begin())] == axis.size;
+    bool constant = it == n.out.axes.end() ||
+                    n.out.repeats[static_cast<size_t>(it - n.out.axes.begin())] == sym::Expr(1);
+    if (n.op == "store" && !spans)
+      return "it stores a value that does not span the concat dim (%" + n.name + ")";
+    if (!spans && !constant) return "%" + n.name + " covers part of the concat dim";
+  }
+  (void)fg;
+  return "";
+}
+
+/// Why segment `s` of `concat` does not iterate over its slice of the concat's space (a merge
+/// embedded it into another loop nest), or "".
+std::string segment_not_slice(const FusedNode& concat, size_t s) {
+  const FusedNode& seg = concat.segments[s];
+  std::vector<sym::Expr> want = concat.concat_shape;
+  want[static_cast<size_t>(concat.concat_dim)] =
+      seg.kernel.axes.size() == want.size()
+          ? seg.kernel.axes[static_cast<size_t>(concat.concat_dim)].size
+          : sym::Expr(-1);
+  std::vector<sym::Expr> sizes;
+  for (const ascir::Axis& x : seg.kernel.axes) sizes.push_back(x.size);
+  if (sizes != want)
+    return "segment " + std::to_string(s) + " runs over " + loop_axes_str(seg.kernel) +
+           ", not a slice of " + sym::str(concat.concat_shape);
+  return "";
+}
+
+/// How plain kernel `k` (step `ks`) joins concat kernel `concat` (step `cs`).
+Join plan_join(const FusedGraph& fg, int cs, int ks) {
+  const FusedNode& concat = fg.nodes[cs];
+  const FusedNode& k = fg.nodes[ks];
+  const bool k_first = ks < cs;
+  // The values flowing between them and the segments that read (write) each.
+  std::set<int> segs_reading;
+  bool flows = false;
+  for (int v : k_first ? k.outputs : concat.outputs) {
+    if (!contains(k_first ? concat.inputs : k.inputs, v)) continue;
+    flows = true;
+    for (size_t s = 0; s < concat.segments.size(); ++s) {
+      const FusedNode& seg = concat.segments[s];
+      if (k_first && contains(seg.inputs, v)) segs_reading.insert(static_cast<int>(s));
+      if (!k_first && !contains(seg.outputs, v))
+        return no(value_name(fg, v) + " is written by some segments of the concat only");
+    }
+  }
+  // A producer of one segment's values merges into that segment.
+  if (k_first && segs_reading.size() == 1 && concat.segments.size() > 1)
+    return Join{"", *segs_reading.begin(), false};
+  if (std::string why = not_whole_space(fg, concat, k); !why.empty())
+    return no(std::string(flows ? "" : "siblings: ") + why);
+  for (size_t s = 0; s < concat.segments.size(); ++s)
+    if (std::string why = segment_not_slice(concat, s); !why.empty()) return no(why);
+  // A sliced producer's values must be read by each segment at that segment's own positions.
+  if (k_first) {
+    for (size_t s = 0; s < concat.segments.size(); ++s) {
+      const FusedNode& seg = concat.segments[s];
+      for (int d : seg.kernel.data_nodes()) {
+        int64_t i = std::get<int64_t>(seg.kernel.nodes[d].attrs.at("index"));
+        int v = seg.inputs.at(static_cast<size_t>(i));
+        if (!contains(k.outputs, v)) continue;
+        const graph::TensorType& t = fg.source.nodes[v].type;
+        sym::Expr want =
+            concat.segment_starts[s] * t.strides.at(static_cast<size_t>(concat.concat_dim));
+        if (seg.kernel.nodes[d].out.offset != want)
+          return no("segment " + std::to_string(s) + " reads " + value_name(fg, v) +
+                    " at another position than its own slice");
+      }
+    }
+  }
+  return Join{"", -1, true};
+}
+
+/// `fg` with step `at` replaced by `step`.
+FusedGraph with_step(FusedGraph fg, int at, FusedNode step) {
+  fg.nodes[static_cast<size_t>(at)] = std::move(step);
+  return fg;
+}
+
+/// The per-segment pairs a merge runs: for segment s, `fg` with the concat step replaced by the
+/// segment and the other step by what joins it (itself or its slice s). Empty for segments the
+/// other step does not join.
+std::vector<std::optional<FusedGraph>> segment_graphs(const FusedGraph& fg, int cs, int ks,
+                                                      const Join& j) {
+  const FusedNode& concat = fg.nodes[cs];
+  std::vector<std::optional<FusedGraph>> out(concat.segments.size());
+  for (size_t s = 0; s < concat.segments.size(); ++s) {
+    if (!j.sliced && static_cast<int>(s) != j.segment) continue;
+    FusedGraph g = with_step(fg, cs, segment_step(concat, s));
+    if (j.sliced)
+      g.nodes[static_cast<size_t>(ks)] =
+          slice_kernel(fg.nodes[ks], concat.concat_dim, concat.segment_starts[s],
+                       concat.segments[s].kernel.axes[static_cast<size_t>(concat.concat_dim)].size);
+    out[s] = std::move(g);
+  }
+  return out;
+}
+
+int total_compute_nodes(const FusedNode& step) {
+  int n = 0;
+  for (const ascir::AscGraph* g : step.kernel_graphs()) n += compute_node_count(*g);
+  return n;
+}
+
+}  // namespace
+
+void set_concat_io(FusedNode& step) {
+  std::set<int> in, out, ops(step.ops.begin(), step.ops.end());
+  for (const FusedNode& seg : step.segments) {
+    in.insert(seg.inputs.begin(), seg.inputs.end());
+    out.insert(seg.outputs.begin(), seg.outputs.end());
+    ops.insert(seg.ops.begin(), seg.ops.end());
+  }
+  step.inputs.assign(in.begin(), in.end());
+  step.outputs.assign(out.begin(), out.end());
+  step.ops.assign(ops.begin(), ops.end());
+  step.input_axes.clear();
+}
+
+FusionDecision can_fuse_concat(const FusedGraph& fg, const StepIndex& index, int a, int b,
+                               const FusionOptions& opts) {
+  const FusedNode& ka = fg.nodes[a];
+  const FusedNode& kb = fg.nodes[b];
+  if (ka.is_concat() && kb.is_concat())
+    return FusionDecision::no("both " + step_label(fg, a) + " and " + step_label(fg, b) +
+                              " are concat kernels");
+  if (!opts.concat) return FusionDecision::no("concat pass is disabled");
+  if (int via = index.path_through(a, b); via >= 0)
+    return FusionDecision::no("fusing " + step_label(fg, a) + " into " + step_label(fg, b) +
+                              " would create a cycle through " + step_label(fg, via));
+  int inputs = merged_input_count(ka, kb);
+  if (inputs > opts.max_inputs)
+    return FusionDecision::no("the merged kernel would read " + std::to_string(inputs) +
+                              " inputs, more than max_inputs " + std::to_string(opts.max_inputs));
+  const int cs = ka.is_concat() ? a : b;
+  const int ks = ka.is_concat() ? b : a;
+  Join j = plan_join(fg, cs, ks);
+  if (!j.reason.empty()) return FusionDecision::no("concat: " + j.reason);
+  int nodes = total_compute_nodes(fg.nodes[cs]);
+  const auto graphs = segment_graphs(fg, cs, ks, j);
+  for (size_t s = 0; s < graphs.size(); ++s) {
+    if (!graphs[s]) continue;
+    const FusedGraph& g = *graphs[s];
+    FusionDecision d = can_fuse(g, a, b, opts);
+    if (!d.ok) return FusionDecision::no("concat segment " + std::to_string(s) + ": " + d.reason);
+    nodes += compute_node_count(g.nodes[ks].kernel);
+  }
+  if (nodes > opts.max_nodes)
+    return FusionDecision::no("the merged kernel would have " + std::to_string(nodes) +
+                              " compute nodes, more than max_nodes " +
+                              std::to_string(opts.max_nodes));
+  return FusionDecision::yes();
+}
+
+FusedNode merge_concat(const FusedGraph& fg, const StepIndex& index, int a, int b) {
+  (void)index;
+  const int cs = fg.nodes[a].is_concat() ? a : b;
+  const int ks = cs == a ? b : a;
+  Join j = plan_join(fg, cs, ks);
+  if (!j.reason.empty())
+    throw CompileError("merge_concat: " + step_label(fg, ks) + " cannot join concat kernel " +
+                       step_label(fg, cs) + ": " + j.reason);
+  FusedNode out = fg.nodes[cs];
+  const auto graphs = segment_graphs(fg, cs, ks, j);
+  for (size_t s = 0; s < graphs.size(); ++s) {
+    if (!graphs[s]) continue;
+    FusedNode merged = merge_kernels(*graphs[s], a, b);
+    merged.name = out.segments[s].name;
+    out.segments[s] = std::move(merged);
+  }
+  const FusedNode& k = fg.nodes[ks];
+  out.ops.insert(out.ops.end(), k.ops.begin(), k.ops.end());
+  set_concat_io(out);
+  out.name = fg.nodes[a].name;
+  return out;
+}
+
+}  // namespace af::fusion
