@@ -49,6 +49,12 @@ def softmax(x):
     return torch.softmax(x, -1)
 
 
+def rotary(x, cos, sin):
+    """Rotary embedding over the last dim (rotate_half form): x * cos + cat(-x2, x1) * sin."""
+    h = x.shape[-1] // 2
+    return x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin
+
+
 def _own_copy(fn: Callable) -> Callable:
     """fn with its own code object: Dynamo keeps its cache on the code object, so each backend
     gets its own cache entry list to check on every call, as in a program that uses one."""
@@ -75,6 +81,7 @@ OPS = {
     "layernorm": Op("LayerNorm(w,b)", layer_norm, 2),
     "rmsnorm": Op("RMSNorm(w)", rms_norm, 1),
     "softmax": Op("softmax(-1)", softmax, 0),
+    "rotary": Op("rotary(cos,sin)", rotary, 2),
 }
 
 
@@ -263,6 +270,10 @@ def cases() -> List[Case]:
         out += [Case(OPS[key], 4096, 4096, torch.float32),
                 Case(OPS[key], 4096, 4096, torch.bfloat16),
                 Case(OPS[key], 1, 4096, torch.float32)]
+    # Rotary embedding of 128-wide heads: rows = batch x heads x positions.
+    out += [Case(OPS["rotary"], 131072, 128, torch.float32),
+            Case(OPS["rotary"], 131072, 128, torch.bfloat16),
+            Case(OPS["rotary"], 32, 128, torch.float32)]
     only = os.environ.get("BENCH_ONLY")
     return [c for c in out if not only or only.lower() in c.label.lower()]
 

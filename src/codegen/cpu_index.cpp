@@ -69,8 +69,8 @@ std::optional<std::string> IndexDeriver::get(int a) {
     std::string later;
     for (auto it = pos + 1; it != merged.from.end(); ++it)
       later += (later.empty() ? "" : " * ") + size_var(*it);
-    if (!later.empty()) e = "(" + e + ") / (" + later + ")";
-    if (pos != merged.from.begin()) e = "(" + e + ") % " + size_var(a);
+    if (!later.empty()) e = "af_index_div(" + e + ", " + later + ")";
+    if (pos != merged.from.begin()) e = "af_index_mod(" + e + ", " + size_var(a) + ")";
     expr = e;
     vec = uses_vec(merged.id);
   }

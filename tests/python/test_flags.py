@@ -275,3 +275,36 @@ def test_disable_reduce_keeps_reductions_out_of_kernels():
         assert sum(r.num_kernels for r in recs) >= sum(r.num_kernels for r in default_recs)
         left = [s for r in recs for s in r.steps if s[0] == "opaque"]
         assert left, "with reduce disabled the reductions must run as ATen steps"
+
+
+def cat_branches(a, b):
+    return torch.cat((a.sigmoid() * 2, b.relu() + 1), -1).tanh()
+
+
+def test_disable_concat_keeps_concats_as_aten():
+    a, b = torch.randn(5, 24), torch.randn(5, 40)
+    ref = cat_branches(a, b)
+    with autofuse.collect_records() as recs:
+        torch.testing.assert_close(compile_fn(cat_branches, autofuse.CompilerConfig())(a, b), ref)
+    (rec,) = recs
+    assert rec.num_kernels == 1 and " concat dim 1 " in rec.fused_text, rec.fused_text
+
+    torch._dynamo.reset()
+    cfg = autofuse.CompilerConfig(autofuse_flags="--autofuse_disable_pass=concat")
+    with autofuse.collect_records() as recs:
+        torch.testing.assert_close(compile_fn(cat_branches, cfg)(a, b), ref)
+    (rec,) = recs
+    assert not rec.fallback and " concat dim " not in rec.fused_text, rec.fused_text
+    opaque = [s for s in rec.steps if s[0] == "opaque" and s[6].startswith("concat pass is disabled")]
+    assert len(opaque) == 1, rec.steps
+    assert rec.num_kernels == 3  # each branch, and the consumer of the ATen cat
+
+
+def test_max_fusion_size_counts_every_segment_of_a_concat_kernel():
+    a, b = torch.randn(5, 24), torch.randn(5, 40)
+    cfg = autofuse.CompilerConfig(autofuse_flags="--max_fusion_size=2")
+    with autofuse.collect_records() as recs:
+        torch.testing.assert_close(compile_fn(cat_branches, cfg)(a, b), cat_branches(a, b))
+    (rec,) = recs
+    sizes = [len(compute_nodes(k)) for k in kernel_graphs(rec.fused_text)]
+    assert max(sizes) <= 2 and rec.num_kernels == len(sizes), (sizes, rec.fused_text)

@@ -45,6 +45,14 @@ AF_INLINE int64_t af_min(int64_t a, int64_t b) {
 AF_INLINE int64_t af_max(int64_t a, int64_t b) {
   return a > b ? a : b;
 }
+/* a / b and a % b for loop indices (a >= 0, b >= 1) without the division when b == 1: the
+ * common case of a merged axis whose tile covers its whole dim (short rows). */
+AF_INLINE int64_t af_index_div(int64_t a, int64_t b) {
+  return b == 1 ? a : a / b;
+}
+AF_INLINE int64_t af_index_mod(int64_t a, int64_t b) {
+  return b == 1 ? 0 : a % b;
+}
 /* ceil(a / b) for a >= 0, b > 0. */
 AF_INLINE int64_t af_ceildiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
