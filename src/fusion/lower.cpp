@@ -19,6 +19,10 @@ using ascir::AscNode;
 using ascir::AscTensor;
 using graph::OpClass;
 
+/// Most operands of a concat that becomes a kernel (one segment each; their TilingData must fit
+/// AF_MAX_TILING_DATA_BYTES).
+constexpr int kMaxConcatSegments = 16;
+
 /// Storage dtypes generated kernels read and write.
 constexpr graph::DTypeMask kKernelTypes = graph::kFloatTypes | graph::kBoolType;
 
@@ -319,10 +323,17 @@ std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
           it == n.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
       return "opaque ATen op " + (target ? *target : std::string("(no target)"));
     }
-    case OpClass::Concat:
+    case OpClass::Concat: {
       if (!opts.concat)
         return std::string("concat pass is disabled (--autofuse_disable_pass=concat)");
+      // One segment per operand, each with its own TilingData in the kernel's.
+      int most = std::min(opts.max_inputs, kMaxConcatSegments);
+      if (static_cast<int>(n.operands.size()) > most)
+        return "concat of " + std::to_string(n.operands.size()) + " operands, more than " +
+               std::to_string(most) + " (max_inputs " + std::to_string(opts.max_inputs) +
+               ", at most " + std::to_string(kMaxConcatSegments) + " segments per kernel)";
       break;
+    }
     case OpClass::Reduce:
       if (!opts.reduce)
         return std::string("reduce pass is disabled (--autofuse_disable_pass=reduce)");

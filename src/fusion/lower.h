@@ -24,7 +24,8 @@ namespace af::fusion {
 /// operand.
 FusedGraph lower(const graph::Graph& g, const FusionOptions& opts = {});
 
-/// Why node `node` of `g` cannot run in a generated kernel under `opts`, or nullopt when it can.
+/// Why node `node` of `g` cannot run in a generated kernel under `opts`, or nullopt when it can
+/// (e.g. a concat of more operands than max_inputs or 16 segments stays ATen).
 std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
                                               const FusionOptions& opts = {});
 

@@ -4,8 +4,11 @@
 // index of the axes it varies along (repeat != 1) and is constant along the others, so a node
 // that claims repeat 1 on an axis its (non-reduce) input varies along is an error; a reduce
 // folds its input over the axes it reduces; a store that writes two different values to one
-// address is an error. Values are doubles; f16/bf16 rounding is not modelled, so numeric tests
-// use f32 and bool.
+// address is an error. A concat kernel (FusedNode::segments) runs each segment as a kernel of its
+// own into the outputs it allocates once: each segment writes its slice, and two segments that
+// write one element are an error. Views alias their operand's storage (the view's type gives its
+// strides and offset); concat copies its operands one after another. Values are doubles;
+// f16/bf16 rounding is not modelled, so numeric tests use f32 and bool.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -155,6 +158,33 @@ inline Buffer eval_reduce(const graph::Node& n, const Buffer& x, const sym::Bind
   return out;
 }
 
+/// Views other than permute (whose operand may itself be a strided view): the result type
+/// describes the view over the operand's storage.
+inline bool is_view_kind(const std::string& kind) {
+  return kind == "slice" || kind == "reshape" || kind == "unsqueeze" || kind == "squeeze" ||
+         kind == "expand";
+}
+
+/// Graph IR concat node `n`: its operands one after another along attribute `dim`.
+inline Buffer eval_concat(const graph::Node& n, const std::vector<Buffer>& vals,
+                          const sym::Bindings& b) {
+  Buffer out = alloc(n.type, b);
+  const size_t dim = static_cast<size_t>(graph::attr_int(n, "dim"));
+  int64_t start = 0;
+  for (int o : n.operands) {
+    const Buffer& x = vals[o];
+    for (int64_t f = 0; f < x.numel(); ++f) {
+      auto idx = unflatten(f, x.shape);
+      int64_t a = out.offset;
+      for (size_t d = 0; d < idx.size(); ++d)
+        a += (idx[d] + (d == dim ? start : 0)) * out.strides[d];
+      (*out.storage).at(a) = x.at(idx);
+    }
+    start += x.shape.at(dim);
+  }
+  return out;
+}
+
 /// Evaluates node `i` of `g` the way eager would (views alias, opaque "test.neg" negates).
 inline Buffer eval_node(const graph::Graph& g, int i, std::vector<Buffer>& vals,
                         const sym::Bindings& b) {
@@ -169,7 +199,15 @@ inline Buffer eval_node(const graph::Graph& g, int i, std::vector<Buffer>& vals,
     }
     return out;
   }
+  if (is_view_kind(n.kind)) {  // the type holds the view's layout over the operand's storage
+    Buffer out = vals[n.operands[0]];
+    out.shape = eval_all(n.type.shape, b);
+    out.strides = eval_all(n.type.strides, b);
+    out.offset = n.type.offset.eval(b);
+    return out;
+  }
   if (is_reduce_kind(n.kind)) return eval_reduce(n, vals[n.operands[0]], b);
+  if (n.kind == "concat") return eval_concat(n, vals, b);
   Buffer out = alloc(n.type, b);
   for (int64_t f = 0; f < out.numel(); ++f) {
     auto idx = unflatten(f, out.shape);
@@ -226,12 +264,14 @@ inline int64_t index_of(const ascir::AscNode& n) {
   return std::get<int64_t>(n.attrs.at("index"));
 }
 
-/// Runs one kernel: every node in order, each over every point of the loop axes.
-inline void run_kernel(const FusedGraph& fg, const FusedNode& step, std::vector<Buffer>& vals) {
+/// Runs one loop nest (a kernel, or a segment of a concat kernel) into the already allocated
+/// buffers of its outputs: every node in order, each over every point of the loop axes. Records
+/// every (output value, address) it writes in `owner` as written by nest number `nest`.
+inline void run_nest(const FusedGraph& fg, const FusedNode& step, std::vector<Buffer>& vals,
+                     std::map<std::pair<int, int64_t>, int>& owner, int nest) {
   const graph::Graph& g = fg.source;
   sym::Bindings b = g.hints();
   const ascir::AscGraph& k = step.kernel;
-  for (int out : step.outputs) vals[out] = alloc(g.nodes[out].type, b);
   std::vector<int64_t> sizes;
   for (const auto& a : k.axes) sizes.push_back(a.size.eval(b));
   const size_t rank = sizes.size();
@@ -305,6 +345,11 @@ inline void run_kernel(const FusedGraph& fg, const FusedNode& step, std::vector<
               throw std::runtime_error("interpreter: store %" + n.name +
                                        " writes two different values to one element");
             (*dst.storage).at(a) = in[0];
+            auto [by, first] = owner.emplace(std::make_pair(value, a), nest);
+            if (!first && by->second != nest)
+              throw std::runtime_error("interpreter: %" + g.nodes[value].name + " element at " +
+                                       std::to_string(a) + " is written by segments " +
+                                       std::to_string(by->second) + " and " + std::to_string(nest));
           }
       } else if (n.op == "scalar") {
         const Attr& a = n.attrs.at("value");
@@ -333,6 +378,32 @@ inline void run_kernel(const FusedGraph& fg, const FusedNode& step, std::vector<
         v[i][f] = apply_op(n.op, in);
       }
     }
+  }
+}
+
+/// Runs one kernel step: its outputs are allocated once, then its loop nest runs, or for a
+/// concat kernel each segment's (segments run in parallel blocks, so no segment may read a value
+/// the kernel writes, and no element of an output may be written by two segments).
+inline void run_kernel(const FusedGraph& fg, const FusedNode& step, std::vector<Buffer>& vals) {
+  const graph::Graph& g = fg.source;
+  for (int out : step.outputs) vals[out] = alloc(g.nodes[out].type, g.hints());
+  std::map<std::pair<int, int64_t>, int> owner;
+  if (!step.is_concat()) {
+    run_nest(fg, step, vals, owner, 0);
+    return;
+  }
+  for (size_t s = 0; s < step.segments.size(); ++s) {
+    const FusedNode& seg = step.segments[s];
+    for (int in : seg.inputs)
+      if (std::find(step.outputs.begin(), step.outputs.end(), in) != step.outputs.end())
+        throw std::runtime_error("interpreter: segment @" + seg.name + " reads %" +
+                                 g.nodes[in].name + ", which concat kernel @" + step.name +
+                                 " writes");
+    for (int out : seg.outputs)
+      if (std::find(step.outputs.begin(), step.outputs.end(), out) == step.outputs.end())
+        throw std::runtime_error("interpreter: segment @" + seg.name + " writes %" +
+                                 g.nodes[out].name + ", not an output of @" + step.name);
+    run_nest(fg, seg, vals, owner, static_cast<int>(s));
   }
 }
 

@@ -23,7 +23,7 @@ typedef struct af_tiling_header {
 } af_tiling_header;
 
 /* Largest TilingData any kernel may use (bytes); the runtime keeps one on the stack. */
-#define AF_MAX_TILING_DATA_BYTES 1024
+#define AF_MAX_TILING_DATA_BYTES 4096
 
 /* For a kernel named K the generated source exports:
  *   void K_tiling(const int64_t* symbols, const af_target* target, void* tiling_data);
