@@ -8,6 +8,7 @@
 
 #include "ascir/printer.h"
 #include "codegen/cpu_kernel.h"
+#include "codegen/cpu_tiling.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 
@@ -35,119 +36,6 @@ std::string ir_comment(const ascir::AscGraph& g) {
   return out;
 }
 
-std::string tiling_data_struct(const KernelContext& k) {
-  std::string s = "struct " + k.name + "_TilingData {\n  af_tiling_header header;\n";
-  for (const auto& name : k.size_symbols)
-    s += "  int64_t " + k.sym_var.at(name) + ";  // size symbol " + name + "\n";
-  s += "  int64_t " + k.sym_var.at(k.tile_param) + ";  // tile size (elements)\n";
-  s += "  int64_t " + k.sym_var.at(k.block_param) + ";  // tiles per block\n";
-  s += "  int64_t stream_stores;  // 1: full output vectors use non-temporal stores\n";
-  s += "};\n";
-  s += "static_assert(sizeof(" + k.name + "_TilingData) <= AF_MAX_TILING_DATA_BYTES, \"" + k.name +
-       ": tiling data too large\");\n";
-  return s;
-}
-
-/// The bytes every store of `g` writes (a row store of a reduction counts once per row): what
-/// decides streaming stores.
-sym::Expr store_bytes(const ascir::AscGraph& g) {
-  sym::Expr bytes = 0;
-  for (const auto& n : g.nodes)
-    if (n.op == "store") bytes = bytes + dtype_size(n.out.dtype) * sym::product(n.out.repeats);
-  return bytes;
-}
-
-/// The header of a tiling function: the symbols read into C variables and td.
-std::string tiling_prologue(const KernelContext& k) {
-  std::string f = "AF_EXPORT void " + k.name +
-                  "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
-  f += "  " + k.name + "_TilingData* td = static_cast<" + k.name + "_TilingData*>(tiling_data);\n";
-  for (size_t i = 0; i < k.size_symbols.size(); ++i) {
-    const std::string& var = k.sym_var.at(k.size_symbols[i]);
-    f += "  const int64_t " + var + " = symbols[" + std::to_string(i) + "];\n";
-    f += "  td->" + var + " = " + var + ";\n";
-  }
-  return f;
-}
-
-/// The tiling function of a reduction: af_tiling_reduce picks the tile along the row, the rows
-/// per block, block_dim and the TilingCase (tiling_key: all_load when the row buffer fits).
-std::string reduce_tiling_function(const KernelContext& k) {
-  const ascir::AscGraph& g = *k.g;
-  const ascir::ScheduleInfo& s = *g.schedule;
-  const std::string tile = k.sym_var.at(k.tile_param);
-  std::string f = tiling_prologue(k);
-  f += "  int64_t tile = 0, block = 0, block_dim = 1, key = 0;\n";
-  if (s.case_name == "reduce_inner") {
-    f += "  af_tiling_reduce(" + cpp_expr(k, g.axis(k.block_parent).size) + ", " +
-         cpp_expr(k, g.axis(k.vec_parent).size) + ", " + std::to_string(s.bytes_per_element) +
-         ", " + std::to_string(s.ub_bytes) + ", " + (s.tiling_cases.size() > 1 ? "1" : "0") +
-         ", target, &tile, &block, &block_dim, &key);\n";
-  } else {
-    // One chunk of AF_OUTER_VECTORS x AF_LANES columns per row of the block split; the row
-    // "length" is the reduced extent times the chunk.
-    sym::Expr reduced = 1;
-    for (size_t d = 2; d + 1 < k.nest.size(); ++d) reduced = reduced * g.axis(k.nest[d]).size;
-    f += "  const int64_t " + tile + " = AF_LANES * AF_OUTER_VECTORS;\n";
-    f += "  af_tiling_reduce(" + cpp_expr(k, g.axis(k.block_parent).size) + ", " +
-         cpp_expr(k, reduced) + " * " + tile +
-         ", 0, 0, 0, target, &tile, &block, &block_dim, &key);\n";
-    f += "  tile = " + tile + ";\n";
-  }
-  f += "  td->" + tile + " = tile;\n";
-  f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
-  sym::Expr out_bytes = store_bytes(g);
-  f += "  td->stream_stores = " +
-       (s.case_name == "reduce_inner" ? "af_tiling_stream_stores(" + cpp_expr(k, out_bytes) + ")"
-                                      : std::string("0")) +
-       ";\n";
-  f += "  td->header.block_dim = block_dim;\n";
-  f += "  td->header.tiling_key = key;\n";
-  f += "}\n";
-  return f;
-}
-
-/// The tiling function: stores the symbols, then af_tiling_elementwise picks the tile size, the
-/// tiles per block and block_dim from the vectorized dim's size and the outer dims' product.
-std::string tiling_function(const KernelContext& k) {
-  const ascir::AscGraph& g = *k.g;
-  const ascir::ScheduleInfo& s = *g.schedule;
-  auto param_free = [&](const sym::Expr& e, const std::string& what) {
-    for (const auto& name : e.symbols())
-      if (name == k.tile_param || name == k.block_param)
-        throw CompileError("codegen @" + g.name + ": " + what + " depends on tiling parameter " +
-                           name);
-  };
-  sym::Expr inner = g.axis(k.vec_parent).size;
-  param_free(inner, "the vectorized dim's size");
-  sym::Expr outer = 1;
-  if (k.block_parent != k.tile_outer) {
-    const auto& x = g.axis(k.block_parent);
-    if (x.kind != ascir::AxisKind::Merged)
-      throw CompileError("codegen @" + g.name +
-                         ": the block axis must split the tile_outer axis "
-                         "or a merge of it with the outer axes");
-    for (int part : x.from)
-      if (part != k.tile_outer) outer = outer * g.axis(part).size;
-  }
-  param_free(outer, "the outer dims' size");
-  sym::Expr out_bytes = store_bytes(g);
-  param_free(out_bytes, "the output size");
-
-  std::string f = tiling_prologue(k);
-  f += "  int64_t tile = 0, block = 0, block_dim = 1;\n";
-  f += "  af_tiling_elementwise(" + cpp_expr(k, inner) + ", " + cpp_expr(k, outer) + ", " +
-       std::to_string(s.bytes_per_element) + ", " + std::to_string(s.ub_bytes) +
-       ", target, &tile, &block, &block_dim);\n";
-  f += "  td->" + k.sym_var.at(k.tile_param) + " = tile;\n";
-  f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
-  f += "  td->stream_stores = af_tiling_stream_stores(" + cpp_expr(k, out_bytes) + ");\n";
-  f += "  td->header.block_dim = block_dim;\n";
-  f += "  td->header.tiling_key = " + std::to_string(s.tiling_key) + ";\n";
-  f += "}\n";
-  return f;
-}
-
 /// The source of one scheduled loop nest: its TilingData, tiling and kernel functions.
 EmittedKernel emit_nest(const ascir::AscGraph& g, const schedule::Target& t, std::string* code) {
   const int64_t lanes = schedule::vector_lanes(t);
@@ -158,9 +46,7 @@ EmittedKernel emit_nest(const ascir::AscGraph& g, const schedule::Target& t, std
                          std::to_string(p.align) + ", not a multiple of the " +
                          std::to_string(lanes) + " lanes of isa " + t.isa);
   *code += "\n// ---- kernel " + k.name + " ----\n" + ir_comment(g);
-  *code += tiling_data_struct(k) + "\n" +
-           (is_reduce_case(k) ? reduce_tiling_function(k) : tiling_function(k)) + "\n" +
-           emit_kernel_function(k);
+  *code += tiling_source(k) + "\n" + emit_kernel_function(k);
   return {k.name, k.size_symbols, k.num_inputs, k.num_outputs};
 }
 

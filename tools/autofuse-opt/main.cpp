@@ -3,16 +3,20 @@
 //
 //   autofuse-opt [--input=graph|ascir] [--passes=simplify,lower,fuse,schedule,codegen]
 //   [--no-fusion]
-//                [--flags=AUTOFUSE_FLAGS] [--isa=avx2|avx512|scalar] [--emit=text|dot] [FILE|-]
+//                [--flags=AUTOFUSE_FLAGS] [--isa=avx2|avx512|scalar] [--emit=text|dot]
+//                [--tiling=s0=V,s1=V [--cores=N]] [FILE|-]
 //
 // With no passes it parses, verifies and prints (the round trip). `--emit=dot` prints the
 // FusedGraph after the passes as Graphviz DOT (fusion/dot.h) instead of text. Graph IR passes run
 // in the order given; `lower` is implied by any later pass; `simplify` alone prints the
 // simplified Graph IR. `--flags` takes AUTOFUSE_FLAGS text (--max_fusion_size=2, ...). For AscIR
-// input the passes are `schedule` and `codegen`.
+// input the passes are `schedule` and `codegen`. `--tiling` schedules and prints, per loop nest,
+// the TilingData its tiling function picks for the given symbol values on N cores (default 1):
+// `tiling @k0 {s0 = 7}: tiling_key 0 (elementwise) tile 8 block 1 block_dim 1 stream_stores 0`.
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,6 +25,7 @@
 #include "ascir/printer.h"
 #include "ascir/verifier.h"
 #include "codegen/cpu_emitter.h"
+#include "codegen/cpu_tiling.h"
 #include "fusion/dot.h"
 #include "fusion/fuse.h"
 #include "fusion/lower.h"
@@ -44,6 +49,9 @@ struct Args {
   std::string emit = "text";  // or "dot"
   std::string flags;          // AUTOFUSE_FLAGS text for lower / fuse
   std::string file = "-";
+  bool tiling = false;       // print the tiling choices instead of IR
+  af::sym::Bindings values;  // --tiling symbol values
+  int64_t cores = 1;
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -59,7 +67,7 @@ int usage(const std::string& why) {
       << "autofuse-opt: " << why << "\n"
       << "usage: autofuse-opt [--input=graph|ascir] [--passes=simplify,lower,fuse,schedule,codegen]"
          " [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx2|avx512|scalar] [--emit=text|dot] "
-         "[FILE|-]\n";
+         "[--tiling=s0=V,... [--cores=N]] [FILE|-]\n";
   return 2;
 }
 
@@ -76,11 +84,38 @@ bool has(const std::vector<std::string>& v, const std::string& x) {
   return false;
 }
 
+/// "sym = value" of every size symbol of `g` found in `values`.
+std::string bindings_str(const af::ascir::AscGraph& g, const af::sym::Bindings& values) {
+  std::string out;
+  std::set<std::string> params;
+  if (g.schedule)
+    for (const auto& p : g.schedule->params) params.insert(p.name);
+  for (const std::string& name : g.size_symbols()) {
+    if (params.count(name)) continue;
+    if (!values.count(name))
+      throw af::CompileError("--tiling gives no value for size symbol " + name + " of @" + g.name);
+    out += (out.empty() ? "" : ", ") + name + " = " + std::to_string(values.at(name));
+  }
+  return "{" + out + "}";
+}
+
+/// One line per scheduled loop nest: the TilingData its tiling function picks (--tiling).
+void print_tilings(const Args& a, const std::vector<const af::ascir::AscGraph*>& nests,
+                   const af::schedule::Target& target) {
+  for (const af::ascir::AscGraph* g : nests) {
+    std::string values = bindings_str(*g, a.values);
+    af::codegen::TilingChoice c =
+        af::codegen::evaluate_tiling(*g, a.values, a.cores, af::schedule::vector_lanes(target));
+    std::cout << "tiling @" << g->name << " " << values << ": "
+              << af::codegen::tiling_choice_str(*g, c) << "\n";
+  }
+}
+
 /// Graph IR in: parse, verify, then lower / fuse / schedule / codegen as asked.
 void run_graph(const Args& a, const std::string& text, const af::schedule::Target& target) {
   for (const af::graph::Graph& g : af::graph::parse_graphs(text)) {
     af::graph::verify(g);
-    if (a.passes.empty() && a.emit != "dot") {
+    if (a.passes.empty() && a.emit != "dot" && !a.tiling) {
       std::cout << af::graph::print(g);
       continue;
     }
@@ -96,8 +131,14 @@ void run_graph(const Args& a, const std::string& text, const af::schedule::Targe
     if (!a.fusion) opts.enabled = false;
     af::fusion::FusedGraph fused = af::fusion::lower(source, opts);
     if (has(a.passes, "fuse")) fused = af::fusion::fuse(std::move(fused), opts);
-    if (has(a.passes, "schedule") || has(a.passes, "codegen")) af::schedule_kernels(fused, target);
-    if (a.emit == "dot")
+    if (has(a.passes, "schedule") || has(a.passes, "codegen") || a.tiling)
+      af::schedule_kernels(fused, target);
+    if (a.tiling) {
+      std::vector<const af::ascir::AscGraph*> nests;
+      for (const auto& n : fused.nodes)
+        for (const af::ascir::AscGraph* k : n.kernel_graphs()) nests.push_back(k);
+      print_tilings(a, nests, target);
+    } else if (a.emit == "dot")
       std::cout << af::fusion::print_dot(fused);
     else if (has(a.passes, "codegen"))
       std::cout << af::codegen::emit_cpu_source(af::kernel_units(fused), target).code;
@@ -112,13 +153,14 @@ void run_ascir(const Args& a, const std::string& text, const af::schedule::Targe
   std::vector<const af::ascir::AscGraph*> kernels;
   for (af::ascir::AscGraph& g : graphs) {
     af::ascir::verify(g);
-    if (has(a.passes, "schedule")) {
+    if ((has(a.passes, "schedule") || a.tiling) && !g.schedule) {
       af::schedule::schedule_kernel(g, target);
       af::ascir::verify(g);
     }
     kernels.push_back(&g);
-    if (!has(a.passes, "codegen")) std::cout << af::ascir::print(g);
+    if (!has(a.passes, "codegen") && !a.tiling) std::cout << af::ascir::print(g);
   }
+  if (a.tiling) print_tilings(a, kernels, target);
   if (has(a.passes, "codegen")) std::cout << af::codegen::emit_cpu_source(kernels, target).code;
 }
 
@@ -136,6 +178,25 @@ int main(int argc, char** argv) {
       a.emit = s.substr(7);
     } else if (s.rfind("--flags=", 0) == 0) {
       a.flags = s.substr(8);
+    } else if (s.rfind("--tiling=", 0) == 0) {
+      a.tiling = true;
+      for (const std::string& item : split(s.substr(9), ',')) {
+        size_t eq = item.find('=');
+        if (eq == std::string::npos)
+          return usage("--tiling takes sym=value items, not '" + item + "'");
+        try {
+          a.values[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+        } catch (const std::exception&) {
+          return usage("--tiling: '" + item.substr(eq + 1) + "' is not an integer");
+        }
+      }
+    } else if (s.rfind("--cores=", 0) == 0) {
+      try {
+        a.cores = std::stoll(s.substr(8));
+      } catch (const std::exception&) {
+        return usage("--cores takes an integer");
+      }
+      if (a.cores < 1) return usage("--cores must be >= 1");
     } else if (s == "--no-fusion") {
       a.fusion = false;
     } else if (s.rfind("--isa=", 0) == 0) {

@@ -13,8 +13,10 @@
  *   autofuse_cpu_tiling.h
  *       the arithmetic the generated tiling functions share (tile size, block split).
  *
- * This file itself holds the int64 helpers sym::Expr::cpp prints (af_floordiv, af_mod, af_min,
- * af_max). Kernels are compiled with -ffp-contract=off and without -ffast-math, so every
+ *   autofuse_cpu_int.h
+ *       AF_INLINE, AF_EXPORT and the int64 helpers sym::Expr::cpp prints (af_floordiv, af_mod,
+ *       af_min, af_max, ...).
+ * Kernels are compiled with -ffp-contract=off and without -ffast-math, so every
  * operation rounds like PyTorch's own vectorized kernels. */
 #ifndef AUTOFUSE_CPU_H
 #define AUTOFUSE_CPU_H
@@ -22,41 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "autofuse_abi.h"
-
-#define AF_INLINE static inline __attribute__((always_inline))
-/* How generated sources export K_tiling and K_kernel. */
-#define AF_EXPORT extern "C" __attribute__((visibility("default")))
-
-/* floor(a / b) on integers (Python semantics; b != 0). */
-AF_INLINE int64_t af_floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-/* a - b * floor(a / b): the result has the sign of b (Python semantics; b != 0). */
-AF_INLINE int64_t af_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-/* Integer minimum and maximum. */
-AF_INLINE int64_t af_min(int64_t a, int64_t b) {
-  return a < b ? a : b;
-}
-AF_INLINE int64_t af_max(int64_t a, int64_t b) {
-  return a > b ? a : b;
-}
-/* a / b and a % b for loop indices (a >= 0, b >= 1) without the division when b == 1: the
- * common case of a merged axis whose tile covers its whole dim (short rows). */
-AF_INLINE int64_t af_index_div(int64_t a, int64_t b) {
-  return b == 1 ? a : a / b;
-}
-AF_INLINE int64_t af_index_mod(int64_t a, int64_t b) {
-  return b == 1 ? 0 : a % b;
-}
-/* ceil(a / b) for a >= 0, b > 0. */
-AF_INLINE int64_t af_ceildiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
+#include "autofuse_cpu_int.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512DQ__) && defined(__FMA__) && defined(__F16C__)

@@ -1,8 +1,12 @@
 /* Tiling arithmetic shared by generated CPU tiling functions (the run-time half of the Schedule
  * pass; docs/schedule.md). Cheap integer arithmetic only: no allocation, no system calls.
- * Included by autofuse_cpu.h only. */
+ * ISA-independent (the vector width comes in as `lanes`): generated kernels include it through
+ * autofuse_cpu.h, the compiler includes it to evaluate a tiling off line (autofuse-opt
+ * --tiling, schedule/tiling.h). */
 #ifndef AUTOFUSE_CPU_TILING_H
 #define AUTOFUSE_CPU_TILING_H
+
+#include "autofuse_cpu_int.h"
 
 /* A block gets at least this many elements, so small tensors run as one block on the calling
  * thread instead of paying for a thread-pool round trip. */
@@ -11,15 +15,14 @@
 /* The "elementwise" TilingCase. The kernel's loop nest is
  *     block_outer (the launch block index) x block_inner x tile_inner (SIMD lanes)
  * where block_outer x block_inner splits `outer` x ceil(inner / tile) tiles. Chooses:
- *   tile       elements of the innermost axis per tile: a multiple of AF_LANES, at most
+ *   tile       elements of the innermost axis per tile: a multiple of `lanes`, at most
  *              ub_bytes / bytes_per_element (the per-core buffer budget), tiles balanced;
  *   block      tiles per block;
  *   block_dim  blocks to launch: min(cores, tiles, elements / AF_MIN_BLOCK_ELEMENTS), >= 1.
  * `default_ub` is the compile-time budget, used when the target gives none. */
-AF_INLINE void af_tiling_elementwise(int64_t inner, int64_t outer, int64_t bytes_per_element,
+AF_INLINE void af_tiling_elementwise(int64_t lanes, int64_t inner, int64_t outer, int64_t bytes_per_element,
                                      int64_t default_ub, const af_target* target, int64_t* tile,
                                      int64_t* block, int64_t* block_dim) {
-  const int64_t lanes = AF_LANES;
   int64_t ub = (target && target->ub_bytes > 0) ? target->ub_bytes : default_ub;
   int64_t cores = (target && target->cores > 0) ? target->cores : 1;
   int64_t bpe = bytes_per_element > 0 ? bytes_per_element : 1;
@@ -59,22 +62,21 @@ AF_INLINE int64_t af_tiling_stream_stores(int64_t output_bytes) {
 /* The reduction TilingCases (docs/schedule.md). The kernel's loop nest is
  *     block_outer x block_inner over `rows` (kept index) x the passes over the reduced extent.
  * "reduce_inner" (the reduced dim is innermost in memory) chooses:
- *   tile       elements of a row per tile (a multiple of AF_LANES, at most AF_REDUCE_TILE): sums
+ *   tile       elements of a row per tile (a multiple of `lanes`, at most AF_REDUCE_TILE): sums
  *              are accumulated per tile and then across tiles (cascade: small rounding error);
  *   block      rows per block, block_dim blocks: min(cores, rows, elements /
  * AF_MIN_BLOCK_ELEMENTS); key        0 "all_load" when the row's cached values
  * (buffer_bytes_per_element per element) fit the row buffer of buffer_bytes, else 1 "split" (every
  * pass re-reads its inputs); with `two_cases` 0 only one case exists and the key stays 0.
- * "reduce_outer" (a kept dim is innermost): tile = AF_OUTER_VECTORS x AF_LANES columns per
+ * "reduce_outer" (a kept dim is innermost): tile = AF_OUTER_VECTORS x lanes columns per
  * chunk, rows = chunks. */
 #define AF_REDUCE_TILE 2048
 /* Vectors per column chunk of "reduce_outer": 4 x 32 bytes = two cache lines of each row. */
 #define AF_OUTER_VECTORS 4
 
-AF_INLINE void af_tiling_reduce(int64_t rows, int64_t row_len, int64_t buffer_bytes_per_element,
+AF_INLINE void af_tiling_reduce(int64_t lanes, int64_t rows, int64_t row_len, int64_t buffer_bytes_per_element,
                                 int64_t buffer_bytes, int64_t two_cases, const af_target* target,
                                 int64_t* tile, int64_t* block, int64_t* block_dim, int64_t* key) {
-  const int64_t lanes = AF_LANES;
   int64_t cores = (target && target->cores > 0) ? target->cores : 1;
   if (rows < 0) rows = 0;
   if (row_len < 0) row_len = 0;

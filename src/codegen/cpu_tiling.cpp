@@ -1,0 +1,181 @@
+// The tiling function of a kernel: its TilingCall, printed as C++ or evaluated (cpu_tiling.h).
+#include "codegen/cpu_tiling.h"
+
+#include "runtime/include/autofuse_cpu_tiling.h"
+#include "support/error.h"
+
+namespace af::codegen {
+namespace {
+
+/// The bytes every store of `g` writes (a row store of a reduction counts once per row): what
+/// decides streaming stores.
+sym::Expr store_bytes(const ascir::AscGraph& g) {
+  sym::Expr bytes = 0;
+  for (const auto& n : g.nodes)
+    if (n.op == "store") bytes = bytes + dtype_size(n.out.dtype) * sym::product(n.out.repeats);
+  return bytes;
+}
+
+std::string tiling_data_struct(const KernelContext& k) {
+  std::string s = "struct " + k.name + "_TilingData {\n  af_tiling_header header;\n";
+  for (const auto& name : k.size_symbols)
+    s += "  int64_t " + k.sym_var.at(name) + ";  // size symbol " + name + "\n";
+  s += "  int64_t " + k.sym_var.at(k.tile_param) + ";  // tile size (elements)\n";
+  s += "  int64_t " + k.sym_var.at(k.block_param) + ";  // tiles per block\n";
+  s += "  int64_t stream_stores;  // 1: full output vectors use non-temporal stores\n";
+  s += "};\n";
+  s += "static_assert(sizeof(" + k.name + "_TilingData) <= AF_MAX_TILING_DATA_BYTES, \"" + k.name +
+       ": tiling data too large\");\n";
+  return s;
+}
+
+/// The header of a tiling function: the symbols read into C variables and td.
+std::string tiling_prologue(const KernelContext& k) {
+  std::string f = "AF_EXPORT void " + k.name +
+                  "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
+  f += "  " + k.name + "_TilingData* td = static_cast<" + k.name + "_TilingData*>(tiling_data);\n";
+  for (size_t i = 0; i < k.size_symbols.size(); ++i) {
+    const std::string& var = k.sym_var.at(k.size_symbols[i]);
+    f += "  const int64_t " + var + " = symbols[" + std::to_string(i) + "];\n";
+    f += "  td->" + var + " = " + var + ";\n";
+  }
+  return f;
+}
+
+/// The tiling function of a reduction: af_tiling_reduce picks the tile along the row, the rows
+/// per block, block_dim and the TilingCase (tiling_key: all_load when the row buffer fits).
+std::string reduce_tiling_function(const KernelContext& k, const TilingCall& c) {
+  const std::string tile = k.sym_var.at(k.tile_param);
+  std::string f = tiling_prologue(k);
+  f += "  int64_t tile = 0, block = 0, block_dim = 1, key = 0;\n";
+  if (c.family == "reduce_inner") {
+    f += "  af_tiling_reduce(AF_LANES, " + cpp_expr(k, c.a) + ", " + cpp_expr(k, c.b) + ", " +
+         std::to_string(c.bytes_per_element) + ", " + std::to_string(c.ub_bytes) + ", " +
+         (c.two_cases ? "1" : "0") + ", target, &tile, &block, &block_dim, &key);\n";
+  } else {
+    // One chunk of AF_OUTER_VECTORS x AF_LANES columns per row of the block split; the row
+    // "length" is the reduced extent times the chunk.
+    f += "  const int64_t " + tile + " = AF_LANES * AF_OUTER_VECTORS;\n";
+    f += "  af_tiling_reduce(AF_LANES, " + cpp_expr(k, c.a) + ", " + cpp_expr(k, c.b) + " * " +
+         tile + ", 0, 0, 0, target, &tile, &block, &block_dim, &key);\n";
+    f += "  tile = " + tile + ";\n";
+  }
+  f += "  td->" + tile + " = tile;\n";
+  f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
+  f += "  td->stream_stores = " +
+       (c.family == "reduce_inner" ? "af_tiling_stream_stores(" + cpp_expr(k, c.output_bytes) + ")"
+                                   : std::string("0")) +
+       ";\n";
+  f += "  td->header.block_dim = block_dim;\n";
+  f += "  td->header.tiling_key = key;\n";
+  f += "}\n";
+  return f;
+}
+
+/// The tiling function: stores the symbols, then af_tiling_elementwise picks the tile size, the
+/// tiles per block and block_dim from the vectorized dim's size and the outer dims' product.
+std::string elementwise_tiling_function(const KernelContext& k, const TilingCall& c) {
+  std::string f = tiling_prologue(k);
+  f += "  int64_t tile = 0, block = 0, block_dim = 1;\n";
+  f += "  af_tiling_elementwise(AF_LANES, " + cpp_expr(k, c.a) + ", " + cpp_expr(k, c.b) + ", " +
+       std::to_string(c.bytes_per_element) + ", " + std::to_string(c.ub_bytes) +
+       ", target, &tile, &block, &block_dim);\n";
+  f += "  td->" + k.sym_var.at(k.tile_param) + " = tile;\n";
+  f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
+  f += "  td->stream_stores = af_tiling_stream_stores(" + cpp_expr(k, c.output_bytes) + ");\n";
+  f += "  td->header.block_dim = block_dim;\n";
+  f += "  td->header.tiling_key = " + std::to_string(k.g->schedule->tiling_key) + ";\n";
+  f += "}\n";
+  return f;
+}
+
+}  // namespace
+
+TilingCall tiling_call(const KernelContext& k) {
+  const ascir::AscGraph& g = *k.g;
+  const ascir::ScheduleInfo& s = *g.schedule;
+  auto param_free = [&](const sym::Expr& e, const std::string& what) {
+    for (const auto& name : e.symbols())
+      if (name == k.tile_param || name == k.block_param)
+        throw CompileError("codegen @" + g.name + ": " + what + " depends on tiling parameter " +
+                           name);
+  };
+  TilingCall c;
+  c.family = s.case_name;
+  c.bytes_per_element = s.bytes_per_element;
+  c.ub_bytes = s.ub_bytes;
+  c.two_cases = s.tiling_cases.size() > 1;
+  c.output_bytes = store_bytes(g);
+  if (is_reduce_case(k)) {
+    c.a = g.axis(k.block_parent).size;
+    if (c.family == "reduce_inner") {
+      c.b = g.axis(k.vec_parent).size;
+    } else {
+      sym::Expr reduced = 1;
+      for (size_t d = 2; d + 1 < k.nest.size(); ++d) reduced = reduced * g.axis(k.nest[d]).size;
+      c.b = reduced;
+    }
+    return c;
+  }
+  c.a = g.axis(k.vec_parent).size;
+  param_free(c.a, "the vectorized dim's size");
+  c.b = 1;
+  if (k.block_parent != k.tile_outer) {
+    const auto& x = g.axis(k.block_parent);
+    if (x.kind != ascir::AxisKind::Merged)
+      throw CompileError("codegen @" + g.name +
+                         ": the block axis must split the tile_outer axis "
+                         "or a merge of it with the outer axes");
+    for (int part : x.from)
+      if (part != k.tile_outer) c.b = c.b * g.axis(part).size;
+  }
+  param_free(c.b, "the outer dims' size");
+  param_free(c.output_bytes, "the output size");
+  return c;
+}
+
+std::string tiling_source(const KernelContext& k) {
+  TilingCall c = tiling_call(k);
+  return tiling_data_struct(k) + "\n" +
+         (is_reduce_case(k) ? reduce_tiling_function(k, c) : elementwise_tiling_function(k, c));
+}
+
+TilingChoice evaluate_tiling(const ascir::AscGraph& g, const sym::Bindings& values, int64_t cores,
+                             int64_t lanes) {
+  KernelContext k = analyze_kernel(g, g.name);
+  TilingCall c = tiling_call(k);
+  af_target t{cores, 0, 0, lanes * 4};
+  TilingChoice out;
+  // reduce_outer's rows are chunks of a fixed width: the tile parameter is known up front.
+  const int64_t chunk = lanes * AF_OUTER_VECTORS;
+  sym::Bindings v = values;
+  if (c.family == "reduce_outer") v[k.tile_param] = chunk;
+  int64_t a = c.a.eval(v), b = c.b.eval(v);
+  if (c.family == "elementwise") {
+    af_tiling_elementwise(lanes, a, b, c.bytes_per_element, c.ub_bytes, &t, &out.tile, &out.block,
+                          &out.block_dim);
+    out.tiling_key = g.schedule->tiling_key;
+    out.stream_stores = af_tiling_stream_stores(c.output_bytes.eval(values));
+  } else if (c.family == "reduce_inner") {
+    af_tiling_reduce(lanes, a, b, c.bytes_per_element, c.ub_bytes, c.two_cases ? 1 : 0, &t,
+                     &out.tile, &out.block, &out.block_dim, &out.tiling_key);
+    out.stream_stores = af_tiling_stream_stores(c.output_bytes.eval(values));
+  } else {
+    af_tiling_reduce(lanes, a, b * chunk, 0, 0, 0, &t, &out.tile, &out.block, &out.block_dim,
+                     &out.tiling_key);
+    out.tile = chunk;
+  }
+  return out;
+}
+
+std::string tiling_choice_str(const ascir::AscGraph& g, const TilingChoice& c) {
+  const auto& cases = g.schedule->tiling_cases;
+  std::string name = c.tiling_key >= 0 && c.tiling_key < static_cast<int64_t>(cases.size())
+                         ? cases[static_cast<size_t>(c.tiling_key)]
+                         : g.schedule->case_name;
+  return "tiling_key " + std::to_string(c.tiling_key) + " (" + name + ") tile " +
+         std::to_string(c.tile) + " block " + std::to_string(c.block) + " block_dim " +
+         std::to_string(c.block_dim) + " stream_stores " + std::to_string(c.stream_stores);
+}
+
+}  // namespace af::codegen
