@@ -1,6 +1,9 @@
 // The tiling function of a kernel: its TilingCall, printed as C++ or evaluated (cpu_tiling.h).
 #include "codegen/cpu_tiling.h"
 
+#include <algorithm>
+
+#include "graph/op_registry.h"
 #include "runtime/include/autofuse_cpu_tiling.h"
 #include "support/error.h"
 
@@ -78,8 +81,9 @@ std::string elementwise_tiling_function(const KernelContext& k, const TilingCall
   std::string f = tiling_prologue(k);
   f += "  int64_t tile = 0, block = 0, block_dim = 1;\n";
   f += "  af_tiling_elementwise(AF_LANES, " + cpp_expr(k, c.a) + ", " + cpp_expr(k, c.b) + ", " +
-       std::to_string(c.bytes_per_element) + ", " + std::to_string(c.ub_bytes) +
-       ", target, &tile, &block, &block_dim);\n";
+       std::to_string(c.bytes_per_element) + ", " + std::to_string(c.ub_bytes) + ", af_max(" +
+       std::to_string(c.memory_milli) + ", " + std::to_string(c.compute_milli) +
+       " / AF_LANES), target, &tile, &block, &block_dim);\n";
   f += "  td->" + k.sym_var.at(k.tile_param) + " = tile;\n";
   f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
   f += "  td->stream_stores = af_tiling_stream_stores(" + cpp_expr(k, c.output_bytes) + ");\n";
@@ -106,6 +110,13 @@ TilingCall tiling_call(const KernelContext& k) {
   c.ub_bytes = s.ub_bytes;
   c.two_cases = s.tiling_cases.size() > 1;
   c.output_bytes = store_bytes(g);
+  c.memory_milli = s.bytes_per_element * 1000 / 8;
+  for (const ascir::AscNode& n : g.nodes) {
+    const graph::OpDef* def = graph::find_op(n.op);
+    if (n.op == "cast") c.compute_milli += 1000;
+    if (def && def->cls == graph::OpClass::Elementwise)
+      c.compute_milli += static_cast<int64_t>(def->cost * 1000);
+  }
   if (is_reduce_case(k)) {
     c.a = g.axis(k.block_parent).size;
     if (c.family == "reduce_inner") {
@@ -152,8 +163,9 @@ TilingChoice evaluate_tiling(const ascir::AscGraph& g, const sym::Bindings& valu
   if (c.family == "reduce_outer") v[k.tile_param] = chunk;
   int64_t a = c.a.eval(v), b = c.b.eval(v);
   if (c.family == "elementwise") {
-    af_tiling_elementwise(lanes, a, b, c.bytes_per_element, c.ub_bytes, &t, &out.tile, &out.block,
-                          &out.block_dim);
+    af_tiling_elementwise(lanes, a, b, c.bytes_per_element, c.ub_bytes,
+                          std::max(c.memory_milli, c.compute_milli / lanes), &t, &out.tile,
+                          &out.block, &out.block_dim);
     out.tiling_key = g.schedule->tiling_key;
     out.stream_stores = af_tiling_stream_stores(c.output_bytes.eval(values));
   } else if (c.family == "reduce_inner") {

@@ -23,6 +23,10 @@ struct TilingCall {
   int64_t ub_bytes = 0;
   bool two_cases = false;  // reduce_inner with the all_load / split TilingCases
   sym::Expr output_bytes;  // what every store writes: decides streaming stores
+  /// The cost model's work per element (x1000, see autofuse_cpu_tiling.h): memory traffic in
+  /// units of a plain f32 copy (bytes_per_element / 8), and the summed registry cost of the
+  /// compute nodes, which the tiling function divides by the lanes; the larger one counts.
+  int64_t memory_milli = 0, compute_milli = 0;
 };
 
 /// The TilingCall of analyzed kernel `k`. Throws CompileError naming the kernel when a size

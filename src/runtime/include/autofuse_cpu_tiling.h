@@ -8,45 +8,83 @@
 
 #include "autofuse_cpu_int.h"
 
-/* A block gets at least this many elements, so small tensors run as one block on the calling
- * thread instead of paying for a thread-pool round trip. */
+/* A reduction block gets at least this many elements, so small tensors run as one block on the
+ * calling thread instead of paying for a thread-pool round trip. */
 #define AF_MIN_BLOCK_ELEMENTS 16384
+
+/* The cost model of the "elementwise" TilingCase, in units of `work` = the time one element of
+ * a plain f32 copy takes (load + store of 4 bytes each), scaled by 1000 so it stays integer:
+ *   per element   `work_milli` / 1000 (compile time: max(memory bytes / 8, compute cost /
+ *                 lanes) over the kernel's nodes, cpu_tiling.cpp), padded to whole vectors;
+ *   per tile      AF_TILE_OVERHEAD (index arithmetic, pointer setup, the masked tail);
+ *   per launch    AF_BLOCK_OVERHEAD once more than one block runs (waking the thread pool and
+ *                 joining it), calibrated so a plain copy goes parallel from ~32K elements. */
+#define AF_TILE_OVERHEAD 40
+#define AF_BLOCK_OVERHEAD 16384
+
+/* The time (model units x 1000) of `blocks` blocks over `outer` rows of `nt` tiles of `t`
+ * elements each, on `cores` cores: the slowest core's tiles plus the launch cost. */
+AF_INLINE int64_t af_tiling_time(int64_t outer, int64_t nt, int64_t t, int64_t blocks,
+                                 int64_t cores, int64_t work_milli) {
+  int64_t tiles = outer * nt;
+  int64_t per_block = af_ceildiv(tiles, blocks);
+  int64_t waves = af_ceildiv(blocks, cores);
+  int64_t per_core = per_block * waves;
+  int64_t time = per_core * (AF_TILE_OVERHEAD * 1000 + t * work_milli);
+  return time + (blocks > 1 ? AF_BLOCK_OVERHEAD * 1000 : 0);
+}
 
 /* The "elementwise" TilingCase. The kernel's loop nest is
  *     block_outer (the launch block index) x block_inner x tile_inner (SIMD lanes)
- * where block_outer x block_inner splits `outer` x ceil(inner / tile) tiles. Chooses:
- *   tile       elements of the innermost axis per tile: a multiple of `lanes`, at most
- *              ub_bytes / bytes_per_element (the per-core buffer budget), tiles balanced;
- *   block      tiles per block;
- *   block_dim  blocks to launch: min(cores, tiles, elements / AF_MIN_BLOCK_ELEMENTS), >= 1.
- * `default_ub` is the compile-time budget, used when the target gives none. */
-AF_INLINE void af_tiling_elementwise(int64_t lanes, int64_t inner, int64_t outer, int64_t bytes_per_element,
-                                     int64_t default_ub, const af_target* target, int64_t* tile,
+ * where block_outer x block_inner splits `outer` x ceil(inner / tile) tiles. A small solver
+ * over the cost model above chooses:
+ *   tile       elements of the innermost axis per tile: a multiple of `lanes` (alignment), at
+ *              most ub_bytes / bytes_per_element (every live buffer of a tile fits the per-core
+ *              budget), the tiles of a row equal in size (tails spread, not one short tile);
+ *   block      tiles per block, block_dim blocks (at most `cores`: one wave);
+ * minimising the model time: for each block count 1..cores, the fewest tiles per row that feed
+ * every block (preferring a tile count the blocks divide evenly), then the cheapest count; ties
+ * go to fewer blocks. No allocation; O(cores) steps. `default_ub` is the compile-time budget,
+ * used when the target gives none. */
+AF_INLINE void af_tiling_elementwise(int64_t lanes, int64_t inner, int64_t outer,
+                                     int64_t bytes_per_element, int64_t default_ub,
+                                     int64_t work_milli, const af_target* target, int64_t* tile,
                                      int64_t* block, int64_t* block_dim) {
   int64_t ub = (target && target->ub_bytes > 0) ? target->ub_bytes : default_ub;
   int64_t cores = (target && target->cores > 0) ? target->cores : 1;
   int64_t bpe = bytes_per_element > 0 ? bytes_per_element : 1;
+  int64_t work = work_milli > 0 ? work_milli : 1000;
   if (inner < 0) inner = 0;
   if (outer < 0) outer = 0;
+  *tile = lanes;
+  *block = 1;
+  *block_dim = 1;
+  if (inner == 0 || outer == 0) return;
   int64_t max_tile = af_max(lanes, (ub / bpe) / lanes * lanes);
-  int64_t total = inner * outer;
-  int64_t want = af_min(cores, af_max(1, total / AF_MIN_BLOCK_ELEMENTS));
+  int64_t min_nt = af_ceildiv(inner, max_tile);    /* the buffer budget */
   int64_t max_nt = af_max(1, af_ceildiv(inner, lanes)); /* tiles hold >= lanes elements */
-  int64_t nt = inner > 0 ? af_ceildiv(inner, max_tile) : 1;
-  /* Few tiles: use more, smaller ones so that the blocks get equal shares. */
-  if (want > 1 && outer * nt < 8 * want) {
-    int64_t n = af_max(nt, af_ceildiv(want, af_max(outer, 1)));
-    while (n < max_nt && (outer * n) % want != 0) ++n;
-    nt = af_min(n, max_nt);
+  int64_t best = -1;
+  for (int64_t b = 1; b <= cores; ++b) {
+    /* Enough tiles for b blocks; among the next few counts, one the blocks divide evenly. */
+    int64_t n = af_max(min_nt, af_min(max_nt, af_ceildiv(b, outer)));
+    for (int64_t m = n; m < af_min(max_nt, n + 8); ++m)
+      if ((outer * m) % b == 0) {
+        n = m;
+        break;
+      }
+    int64_t t = af_ceildiv(af_ceildiv(inner, n), lanes) * lanes;
+    int64_t nt = af_ceildiv(inner, t);
+    int64_t tiles = outer * nt;
+    if (tiles < b) break; /* more blocks than tiles: no better with more */
+    int64_t blocks_used = af_ceildiv(tiles, af_ceildiv(tiles, b));
+    int64_t time = af_tiling_time(outer, nt, t, blocks_used, cores, work);
+    if (best < 0 || time < best) {
+      best = time;
+      *tile = t;
+      *block = af_ceildiv(tiles, b);
+      *block_dim = blocks_used;
+    }
   }
-  int64_t t = inner > 0 ? af_ceildiv(af_ceildiv(inner, nt), lanes) * lanes : lanes;
-  nt = inner > 0 ? af_ceildiv(inner, t) : 0;
-  int64_t tiles = outer * nt;
-  int64_t blocks = af_max(1, af_min(want, tiles));
-  int64_t b = af_max(1, af_ceildiv(tiles, blocks));
-  *tile = t;
-  *block = b;
-  *block_dim = tiles > 0 ? af_ceildiv(tiles, b) : 1;
 }
 
 /* Outputs at least this large are written with non-temporal stores: they cannot stay in the
