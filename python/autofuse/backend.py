@@ -164,6 +164,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
             cxx=config.cxx,
             enable_fusion=config.enable_fusion,
             flags=settings["flags"],
+            tuning_file=config.tuning_file(),
             log=lambda line: logger.debug("%s: %s", name, line),
         )
     except (_C.CompileError, _C.ToolchainError) as e:

@@ -28,6 +28,10 @@ class CompilerConfig:
       cxx              CXX                  the system C++ compiler (default "g++")
       enable_fusion    AUTOFUSE_FUSION      false: every fusible op its own kernel
       fallback_on_error                     on a compile error run the graph eagerly (warn)
+      tune             AUTOFUSE_TUNE        measured tuning: each kernel times candidate tilings
+                                            once per shape bucket and keeps the fastest in
+                                            <cache dir>/tuning.txt (later runs reuse it); never
+                                            changes results. Off by default.
 
     Fusion settings (README "AUTOFUSE_FLAGS"). `autofuse_flags` is CANN AutoFuse's flag text,
     "--key=value;--key=value", by default the environment variable AUTOFUSE_FLAGS. The typed
@@ -57,6 +61,7 @@ class CompilerConfig:
         default_factory=lambda: _env_bool("AUTOFUSE_FUSION", True)
     )
     fallback_on_error: bool = True
+    tune: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_TUNE", False))
     autofuse_flags: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_FLAGS"))
     enable_autofuse: Optional[bool] = None
     enable_passes: Optional[Union[str, Sequence[str]]] = None
@@ -65,6 +70,14 @@ class CompilerConfig:
     max_fusion_inputs: Optional[int] = None
     recomputation_threshold: Optional[int] = None
     max_reduce_epilogue: Optional[int] = None
+
+    def tuning_file(self) -> str:
+        """The tuning table's path when `tune` is on (in the JIT cache dir), else ""."""
+        if not self.tune:
+            return ""
+        from . import _C
+
+        return _C.tuning_file(self.cache_dir)
 
     def fusion_settings(self) -> Dict[str, Any]:
         """The effective fusion settings: `autofuse_flags`, then the typed fields on top.

@@ -7,7 +7,10 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,9 +21,11 @@
 #include "graph/parser.h"
 #include "graph/printer.h"
 #include "graph/verifier.h"
+#include "jit/cache.h"
 #include "pipeline/flags.h"
 #include "pipeline/pipeline.h"
 #include "runtime/launch.h"
+#include "runtime/tuning.h"
 #include "support/error.h"
 
 namespace nb = nanobind;
@@ -34,6 +39,8 @@ constexpr size_t kStackArgs = 64;
 struct Program {
   af::CompiledProgram prog;
   af::schedule::Target target;
+  /// Measured tilings (CompilerConfig(tune=True)); null when tuning is off.
+  std::shared_ptr<af::runtime::TuningTable> tuning;
 };
 
 /// One step as a tuple: (kind, name, ops, inputs, outputs, kernel_index, reason).
@@ -128,13 +135,35 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
   auto tiling = reinterpret_cast<af_tiling_fn>(h.tiling_fn);
   auto kernel = reinterpret_cast<af_kernel_fn>(h.kernel_fn);
   nb::gil_scoped_release release;
-  af::runtime::launch(tiling, kernel, args, symbols.data(), nthreads, p.target);
+  if (!p.tuning) {
+    af::runtime::launch(tiling, kernel, args, symbols.data(), nthreads, p.target);
+    return;
+  }
+  // Tuning: the stored choice for this kernel and shape bucket, else measure it once.
+  std::string key =
+      af::runtime::tuning_key(h.key, p.target, nthreads, symbols.data(), symbols.size());
+  std::optional<af::runtime::TuneChoice> c = p.tuning->find(key);
+  if (!c) {
+    c = af::runtime::measure_tilings(tiling, kernel, args, symbols.data(), nthreads, p.target);
+    p.tuning->put(key, *c);
+  }
+  af::runtime::launch_tuned(tiling, kernel, args, symbols.data(), *c, p.target);
+}
+
+/// The tuning table of file `path`, shared by every program of the process that tunes into it.
+std::shared_ptr<af::runtime::TuningTable> tuning_table(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<af::runtime::TuningTable>> tables;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& t = tables[path];
+  if (!t) t = std::make_shared<af::runtime::TuningTable>(path);
+  return t;
 }
 
 /// Parses and compiles Graph IR text; `log` (a callable or None) receives the pipeline's lines.
 Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
                  const std::string& cxx, bool enable_fusion, nb::handle log,
-                 const std::string& flags) {
+                 const std::string& flags, const std::string& tuning_file) {
   af::CompileOptions opts;
   opts.dump_dir = dump_dir;
   opts.cache_dir = cache_dir;
@@ -154,6 +183,7 @@ Program* compile(const std::string& text, const std::string& dump_dir, const std
   }
   auto program = std::make_unique<Program>();
   program->target = opts.target;
+  if (!tuning_file.empty()) program->tuning = tuning_table(tuning_file);
   {
     nb::gil_scoped_release release;
     af::graph::Graph g = af::graph::parse_graph(text);
@@ -269,6 +299,17 @@ NB_MODULE(_C, m) {
            "Steps in execution order: (kind, name, ops, inputs, outputs, kernel_index, reason).")
       .def("num_kernels", [](const Program& p) { return p.prog.kernels.size(); })
       .def(
+          "tuning_stats",
+          [](const Program& p) {
+            nb::dict d;
+            d["file"] = p.tuning ? p.tuning->path() : std::string();
+            d["measured"] = p.tuning ? p.tuning->measured() : 0;
+            d["hits"] = p.tuning ? p.tuning->hits() : 0;
+            return d;
+          },
+          "Tuning counters of the table this program uses: choices measured and found (the "
+          "table is shared by the programs of a process that use the same file).")
+      .def(
           "kernel_symbols", [](const Program& p, int k) { return kernel_at(p, k).symbols; },
           nb::arg("k"), "The size symbols kernel k takes at launch, in order.")
       .def(
@@ -283,14 +324,25 @@ NB_MODULE(_C, m) {
 
   m.def("compile", &compile, nb::arg("graph_text"), nb::arg("dump_dir") = "",
         nb::arg("cache_dir") = "", nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true,
-        nb::arg("log") = nb::none(), nb::arg("flags") = "", nb::rv_policy::take_ownership,
-        "Parses Graph IR text and compiles it with AUTOFUSE_FLAGS `flags`; raises CompileError, "
+        nb::arg("log") = nb::none(), nb::arg("flags") = "", nb::arg("tuning_file") = "",
+        nb::rv_policy::take_ownership,
+        "Parses Graph IR text and compiles it with AUTOFUSE_FLAGS `flags`; with a `tuning_file` "
+        "its kernels launch with measured tilings (runtime/tuning.h). Raises CompileError, "
         "ToolchainError or FlagError.");
   m.def("parse_flags", &parse_flags, nb::arg("text"), nb::arg("base") = "",
         nb::arg("source") = "AUTOFUSE_FLAGS",
         "AUTOFUSE_FLAGS text applied on top of `base` (flags text): a dict of the settings "
         "(enable_autofuse, passes, max_fusion_size, max_fusion_inputs, recomputation_threshold, "
         "max_reduce_epilogue) and 'flags', their canonical text; raises FlagError.");
+  m.def(
+      "tuning_file",
+      [](const std::string& cache_dir) {
+        std::string dir = af::jit::ensure_private_dir(
+            cache_dir.empty() ? af::jit::default_cache_dir() : cache_dir);
+        return dir + "/tuning.txt";
+      },
+      nb::arg("cache_dir") = "",
+      "The tuning table's path in JIT cache dir `cache_dir` (\"\" = the default), created 0700.");
   m.def("check_graph", &check_graph, nb::arg("graph_text"),
         "Parses and verifies Graph IR text, returns it printed; raises CompileError.");
   m.def("stats", &stats,

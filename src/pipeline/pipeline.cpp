@@ -18,6 +18,7 @@
 #include "graph/simplify.h"
 #include "graph/verifier.h"
 #include "jit/compile.h"
+#include "jit/hash.h"
 #include "pipeline/flags.h"
 #include "runtime/module.h"
 #include "schedule/schedule.h"
@@ -143,6 +144,7 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
     h.symbols = k.symbols;
     h.num_inputs = k.num_inputs;
     h.num_outputs = k.num_outputs;
+    h.key = jit::Hasher128().field(prog.source).field(k.name).digest().hex();
     h.tiling_fn = prog.module->symbol(k.name + "_tiling");
     h.kernel_fn = prog.module->symbol(k.name + "_kernel");
     prog.kernels.push_back(std::move(h));

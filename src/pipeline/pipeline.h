@@ -40,6 +40,7 @@ struct KernelHandle {
   std::vector<std::string> symbols;  // size symbols passed at launch, in this order
   int num_inputs = 0;
   int num_outputs = 0;
+  std::string key;            // hash of the program source and the kernel name (tuning key)
   void* tiling_fn = nullptr;  // af_tiling_fn
   void* kernel_fn = nullptr;  // af_kernel_fn
 };

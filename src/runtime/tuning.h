@@ -1,0 +1,66 @@
+// Measured tuning (opt-in, CompilerConfig(tune=True) / AUTOFUSE_TUNE=1): for the shapes a kernel
+// actually runs at, time candidate tilings once and keep the fastest in a persistent table, so
+// later calls and later processes launch it without measuring. A candidate is a target the
+// tiling function sees (cores, tile buffer budget): it changes how the work is split, never the
+// values computed (blocks split rows and tiles; each row's reduction order is fixed).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/include/autofuse_abi.h"
+#include "schedule/target.h"
+
+namespace af::runtime {
+
+/// The target overrides a tuned kernel launches with.
+struct TuneChoice {
+  int64_t cores = 0;     // threads the tiling function may use
+  int64_t ub_bytes = 0;  // tile buffer budget
+  int64_t ns = 0;        // its measured median time
+};
+
+/// The table of tuned choices, keyed by kernel key | target | threads | shape bucket, backed
+/// by a text file (one `KEY CORES UB_BYTES NS` line each; "" = memory only). Thread-safe.
+class TuningTable {
+ public:
+  explicit TuningTable(std::string path);
+  /// The choice stored for `key`, if any.
+  std::optional<TuneChoice> find(const std::string& key) const;
+  /// Stores `c` for `key` and appends it to the file (a failed write is ignored: tuning is an
+  /// optimisation; the table in memory keeps it).
+  void put(const std::string& key, const TuneChoice& c);
+  const std::string& path() const { return path_; }
+  int64_t measured() const { return measured_; }  // put() calls
+  int64_t hits() const { return hits_; }          // find() calls that found a choice
+
+ private:
+  std::string path_;
+  mutable std::mutex mu_;
+  std::map<std::string, TuneChoice> table_;
+  int64_t measured_ = 0;
+  mutable int64_t hits_ = 0;
+};
+
+/// The table key of one launch: the kernel's key (a hash of its source), the target's ISA, the
+/// thread count and the bucket of each symbol value (its bit length: 7 and 5 share a bucket,
+/// 7 and 9 do not).
+std::string tuning_key(const std::string& kernel_key, const schedule::Target& t, int nthreads,
+                       const int64_t* symbols, size_t num_symbols);
+
+/// Times the kernel under each candidate target (threads 1..nthreads x tile budgets of 1/8,
+/// 1/4, 1/2, 1 and 2 x t.ub_bytes) and returns the fastest by median of `reps` runs. The kernel
+/// runs (reps + 1) x candidates times on `args`: it must not read its outputs (generated
+/// kernels do not).
+TuneChoice measure_tilings(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args,
+                           const int64_t* symbols, int nthreads, const schedule::Target& t,
+                           int reps = 5);
+
+/// launch() with the tiling function seeing `c`'s cores and tile budget.
+void launch_tuned(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args,
+                  const int64_t* symbols, const TuneChoice& c, const schedule::Target& t);
+
+}  // namespace af::runtime
