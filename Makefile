@@ -12,7 +12,7 @@ SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -n
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke format clean
+.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke bench-dynamic format clean
 
 all: build
 
@@ -63,6 +63,11 @@ demo: build
 
 bench-smoke: build
 	$(PY) bench/bench_smoke.py
+
+# Dynamic shapes: autofuse dynamic vs static vs Inductor dynamic over 20 shapes, and the per-call
+# host cost of tiling + launch. Cold caches, about 3-4 minutes. Never part of `make test`.
+bench-dynamic: build
+	$(PY) bench/bench_dynamic.py
 
 format:
 	clang-format -i $$(find src tools tests/unit python/bindings -name '*.cpp' -o -name '*.h')

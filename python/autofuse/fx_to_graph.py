@@ -329,19 +329,30 @@ def _result_type(b: _Builder, val: Any) -> Tuple[Optional[TType], str]:
     return out_t, ""
 
 
+def _checked_plan(
+    b: _Builder, node: torch.fx.Node, val: Any, out_val: Any, origin: str, rule: Any, check: Callable
+) -> Tuple[Optional[Plan], Optional[TType]]:
+    """(plan, result type) of `node` by `rule`, checked by check(b, plan, out_t); (None, None)
+    after making the node opaque with the reason when the result type, the rule or the check
+    says no. `out_val` is the meta value of the result the plan computes."""
+    out_t, bad = _result_type(b, out_val)
+    plan = None
+    if not bad:
+        plan = rule(bind_args(node), out_val)
+        bad = plan if isinstance(plan, str) else check(b, plan, out_t)
+    if bad:
+        _opaque(b, node, val, origin, bad)
+        return None, None
+    return plan, out_t
+
+
 def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
     rule = aten_table.ELEMENTWISE_RULES.get(node.target)
     if rule is None:
         return None
-    out_t, bad = _result_type(b, val)
-    if bad:
-        return _opaque(b, node, val, origin, bad)
-    plan = rule(bind_args(node), val)
-    if isinstance(plan, str):
-        return _opaque(b, node, val, origin, plan)
-    bad = _check_plan(b, plan, out_t)
-    if bad:
-        return _opaque(b, node, val, origin, bad)
+    plan, out_t = _checked_plan(b, node, val, val, origin, rule, _check_plan)
+    if plan is None:
+        return "opaque"
     if plan.kind == "const":
         v = _const_value(plan.attrs["value"], out_t.dtype)
         run = make_call(node, lambda a: b.fx_slot[a])
@@ -391,15 +402,9 @@ def _try_reduce(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Opti
         if not _values_only(node):
             return _opaque(b, node, val, origin, f"the indices of {origin} are used (only values are fused)")
         out_val = val[0]
-    out_t, bad = _result_type(b, out_val)
-    if bad:
-        return _opaque(b, node, val, origin, bad)
-    plan = rule(bind_args(node), out_val)
-    if isinstance(plan, str):
-        return _opaque(b, node, val, origin, plan)
-    bad = _check_reduce(b, plan, out_t)
-    if bad:
-        return _opaque(b, node, val, origin, bad)
+    plan, out_t = _checked_plan(b, node, val, out_val, origin, rule, _check_reduce)
+    if plan is None:
+        return "opaque"
     (op,) = plan.operands
     src = b.cast(b.logical(op.value), op.dtype, origin)
     call = make_call(node, lambda a: src)  # eagerly: the ATen op on the cast operand
@@ -441,15 +446,9 @@ def _try_concat(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Opti
     rule = aten_table.CONCAT_RULES.get(node.target)
     if rule is None:
         return None
-    out_t, bad = _result_type(b, val)
-    if bad:
-        return _opaque(b, node, val, origin, bad)
-    plan = rule(bind_args(node), val)
-    if isinstance(plan, str):
-        return _opaque(b, node, val, origin, plan)
-    bad = _check_concat(b, plan, out_t)
-    if bad:
-        return _opaque(b, node, val, origin, bad)
+    plan, out_t = _checked_plan(b, node, val, val, origin, rule, _check_concat)
+    if plan is None:
+        return "opaque"
     cast_of: Dict[torch.fx.Node, int] = {}
     for op in plan.operands:
         if op.value not in cast_of:

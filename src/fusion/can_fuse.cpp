@@ -50,6 +50,18 @@ std::optional<std::string> embedding_reason(const FusedGraph& fg, int a, int b,
 
 }  // namespace
 
+FusionDecision cycle_and_input_check(const FusedGraph& fg, const StepIndex& index, int a, int b,
+                                     const FusionOptions& opts) {
+  if (int via = index.path_through(a, b); via >= 0)
+    return FusionDecision::no("fusing " + step_label(fg, a) + " into " + step_label(fg, b) +
+                              " would create a cycle through " + step_label(fg, via));
+  int inputs = merged_input_count(fg.nodes[a], fg.nodes[b]);
+  if (inputs > opts.max_inputs)
+    return FusionDecision::no("the merged kernel would read " + std::to_string(inputs) +
+                              " inputs, more than max_inputs " + std::to_string(opts.max_inputs));
+  return FusionDecision::yes();
+}
+
 FusionDecision can_fuse(const FusedGraph& fg, int a, int b, const FusionOptions& opts) {
   return can_fuse(fg, StepIndex(fg), a, b, opts);
 }
@@ -77,13 +89,7 @@ FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int
   if (!same && !reduces)
     return FusionDecision::no("different loop axes " + loop_axes_str(ka.kernel) + " vs " +
                               loop_axes_str(kb.kernel));
-  if (int via = index.path_through(a, b); via >= 0)
-    return FusionDecision::no("fusing " + step_label(fg, a) + " into " + step_label(fg, b) +
-                              " would create a cycle through " + step_label(fg, via));
-  int inputs = merged_input_count(ka, kb);
-  if (inputs > opts.max_inputs)
-    return FusionDecision::no("the merged kernel would read " + std::to_string(inputs) +
-                              " inputs, more than max_inputs " + std::to_string(opts.max_inputs));
+  if (FusionDecision d = cycle_and_input_check(fg, index, a, b, opts); !d.ok) return d;
   if (!same || reduces) {
     // Merge, then check the merged kernel.
     AxisEmbedding e = embed_axes(fg, a, b);

@@ -47,5 +47,10 @@ FusionDecision can_fuse(const FusedGraph& fg, int a, int b, const FusionOptions&
 /// The same, reusing a StepIndex of `fg` (the greedy driver asks many times per round).
 FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int b,
                         const FusionOptions& opts);
+/// The checks every merge of steps a < b passes first, with their reasons: no other step lies
+/// on a path from a to b (merging would create a cycle), and the merged kernel reads at most
+/// max_inputs distinct inputs.
+FusionDecision cycle_and_input_check(const FusedGraph& fg, const StepIndex& index, int a, int b,
+                                     const FusionOptions& opts);
 
 }  // namespace af::fusion

@@ -209,13 +209,7 @@ FusionDecision can_fuse_concat(const FusedGraph& fg, const StepIndex& index, int
     return FusionDecision::no("both " + step_label(fg, a) + " and " + step_label(fg, b) +
                               " are concat kernels");
   if (!opts.concat) return FusionDecision::no("concat pass is disabled");
-  if (int via = index.path_through(a, b); via >= 0)
-    return FusionDecision::no("fusing " + step_label(fg, a) + " into " + step_label(fg, b) +
-                              " would create a cycle through " + step_label(fg, via));
-  int inputs = merged_input_count(ka, kb);
-  if (inputs > opts.max_inputs)
-    return FusionDecision::no("the merged kernel would read " + std::to_string(inputs) +
-                              " inputs, more than max_inputs " + std::to_string(opts.max_inputs));
+  if (FusionDecision d = cycle_and_input_check(fg, index, a, b, opts); !d.ok) return d;
   const int cs = ka.is_concat() ? a : b;
   const int ks = ka.is_concat() ? b : a;
   Join j = plan_join(fg, cs, ks);
