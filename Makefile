@@ -53,10 +53,11 @@ test-python: build
 test: test-unit test-lit test-python
 
 # Differential fuzzing against eager PyTorch, 500 cases each: elementwise programs
-# (tests/python/test_random_graphs.py) and programs with reductions (test_random_reduce_graphs.py).
+# (tests/python/test_random_graphs.py), programs with reductions (test_random_reduce_graphs.py)
+# and programs with torch.cat (test_random_concat_graphs.py).
 fuzz: build
 	AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q tests/python/test_random_graphs.py \
-	  tests/python/test_random_reduce_graphs.py
+	  tests/python/test_random_reduce_graphs.py tests/python/test_random_concat_graphs.py
 
 demo: build
 	$(PY) examples/demo.py

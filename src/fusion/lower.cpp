@@ -111,9 +111,10 @@ class KernelBuilder {
       c.op = def->cls == OpClass::Broadcast ? "broadcast" : n_.kind;
       c.inputs = args;
       if (def->cls == OpClass::Elementwise) c.attrs = n_.attrs;
-      // Eager rounds the steps of a rounding division to f16/bf16 (see af_div_floor_f16).
+      // Eager rounds the steps of a rounding division of two f16/bf16 tensors (see
+      // af_div_floor_f16); with a scalar divisor it divides in f32 and rounds once.
       if ((n_.kind == "div_floor" || n_.kind == "div_trunc") &&
-          is_low_precision_float(n_.type.dtype))
+          is_low_precision_float(n_.type.dtype) && g_.nodes[n_.operands.at(1)].kind != "const")
         c.attrs["round"] = std::string(dtype_name(n_.type.dtype));
       c.out = local_tensor(compute_dtype(n_.type.dtype), axes_, n_.type.shape);
       value = add(std::move(c));

@@ -127,6 +127,23 @@ def test_low_precision_rounding_division_matches_eager():
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_rounding_division_by_a_scalar_matches_eager_on_every_value(dtype):
+    # With a Python scalar divisor eager divides in f32 and rounds once (no per-step rounding):
+    # -1.2998 / -1.3 = 0.99985 truncs to 0, while a quotient rounded to f16 first (1.0) gives 1.
+    # The concat fuzzer found it (seed 559); every finite value of the dtype is checked.
+    bits = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(dtype)
+    x = bits[torch.isfinite(bits)]
+
+    def fn(x):
+        return (torch.div(x, -1.3, rounding_mode="trunc"), torch.div(x, 0.7, rounding_mode="floor"),
+                torch.div(x, 3.0, rounding_mode="trunc"))
+
+    for got, want in zip(compile_fn(fn)(x), fn(x)):
+        assert torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(got[~got.isnan()], want[~want.isnan()])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("name", ["add", "sub", "rsub", "mul", "div"])
 def test_python_scalar_rounds_like_eager(name, dtype):
     """Eager's f16/bf16 add/sub round a Python scalar to the tensor dtype, mul/div do not; a
