@@ -71,7 +71,7 @@ FusedNode slice_kernel(const FusedNode& k, int dim, const sym::Expr& start, cons
 /// Why kernel `k` is not over the concat's whole iteration space (so it cannot be sliced along
 /// the concat dim), or "" when it is: its loop axes are the concat's shape, it has no reduce,
 /// and every tensor either spans the concat dim or is constant along it.
-std::string not_whole_space(const FusedGraph& fg, const FusedNode& concat, const FusedNode& k) {
+std::string not_whole_space(const FusedNode& concat, const FusedNode& k) {
   const auto& shape = concat.concat_shape;
   std::vector<sym::Expr> sizes;
   for (const ascir::Axis& x : k.kernel.axes) sizes.push_back(x.size);
@@ -89,7 +89,6 @@ std::string not_whole_space(const FusedGraph& fg, const FusedNode& concat, const
       return "it stores a value that does not span the concat dim (%" + n.name + ")";
     if (!spans && !constant) return "%" + n.name + " covers part of the concat dim";
   }
-  (void)fg;
   return "";
 }
 
@@ -131,7 +130,7 @@ Join plan_join(const FusedGraph& fg, int cs, int ks) {
   // A producer of one segment's values merges into that segment.
   if (k_first && segs_reading.size() == 1 && concat.segments.size() > 1)
     return Join{"", *segs_reading.begin(), false};
-  if (std::string why = not_whole_space(fg, concat, k); !why.empty())
+  if (std::string why = not_whole_space(concat, k); !why.empty())
     return no(std::string(flows ? "" : "siblings: ") + why);
   for (size_t s = 0; s < concat.segments.size(); ++s)
     if (std::string why = segment_not_slice(concat, s); !why.empty()) return no(why);
@@ -230,8 +229,7 @@ FusionDecision can_fuse_concat(const FusedGraph& fg, const StepIndex& index, int
   return FusionDecision::yes();
 }
 
-FusedNode merge_concat(const FusedGraph& fg, const StepIndex& index, int a, int b) {
-  (void)index;
+FusedNode merge_concat(const FusedGraph& fg, int a, int b) {
   const int cs = fg.nodes[a].is_concat() ? a : b;
   const int ks = cs == a ? b : a;
   Join j = plan_join(fg, cs, ks);

@@ -25,8 +25,8 @@ void set_concat_io(FusedNode& step);
 FusionDecision can_fuse_concat(const FusedGraph& fg, const StepIndex& index, int a, int b,
                                const FusionOptions& opts);
 
-/// The concat kernel computing what steps a and b compute (can_fuse_concat said yes). Throws
-/// CompileError otherwise.
-FusedNode merge_concat(const FusedGraph& fg, const StepIndex& index, int a, int b);
+/// The concat kernel computing what steps a and b compute (can_fuse_concat said yes; each
+/// segment's merge builds its own StepIndex). Throws CompileError otherwise.
+FusedNode merge_concat(const FusedGraph& fg, int a, int b);
 
 }  // namespace af::fusion

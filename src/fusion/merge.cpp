@@ -296,7 +296,7 @@ FusedNode merge_kernels(const FusedGraph& fg, const StepIndex& index, int a, int
   for (int s : {a, b})
     if (fg.nodes[s].kind != FusedNode::Kind::Kernel)
       throw CompileError("merge_kernels: step " + step_label(fg, s) + " is not a kernel");
-  if (fg.nodes[a].is_concat() || fg.nodes[b].is_concat()) return merge_concat(fg, index, a, b);
+  if (fg.nodes[a].is_concat() || fg.nodes[b].is_concat()) return merge_concat(fg, a, b);
   return merge_kernels(fg, index, a, b, embed_axes(fg, a, b));
 }
 
