@@ -9,6 +9,10 @@
 #include "runtime/launch.h"
 
 namespace af::runtime {
+namespace {
+/// A measured candidate replaces the model's choice only when it takes under this % of its time.
+constexpr int64_t kTuneMargin = 90;
+}  // namespace
 
 TuningTable::TuningTable(std::string path) : path_(std::move(path)) {
   if (path_.empty()) return;
@@ -63,6 +67,7 @@ TuneChoice measure_tilings(af_tiling_fn tiling, af_kernel_fn kernel, void* const
                            int reps) {
   using clock = std::chrono::steady_clock;
   TuneChoice best;
+  TuneChoice model;  // what the tiling model picks untuned: all threads, the target's budget
   for (int64_t cores = 1; cores <= std::max(nthreads, 1); ++cores) {
     for (int64_t ub :
          {t.ub_bytes / 8, t.ub_bytes / 4, t.ub_bytes / 2, t.ub_bytes, 2 * t.ub_bytes}) {
@@ -78,8 +83,12 @@ TuneChoice measure_tilings(af_tiling_fn tiling, af_kernel_fn kernel, void* const
       std::nth_element(ns.begin(), ns.begin() + ns.size() / 2, ns.end());
       c.ns = ns[ns.size() / 2];
       if (best.ns == 0 || c.ns < best.ns) best = c;
+      if (cores == std::max(nthreads, 1) && ub == t.ub_bytes) model = c;
     }
   }
+  // Keep the model's choice unless a candidate is clearly faster (noise must not make a
+  // tuned launch slower than an untuned one).
+  if (model.ns > 0 && best.ns * 100 > model.ns * kTuneMargin) return model;
   return best;
 }
 

@@ -52,8 +52,9 @@ std::string tuning_key(const std::string& kernel_key, const schedule::Target& t,
                        const int64_t* symbols, size_t num_symbols);
 
 /// Times the kernel under each candidate target (threads 1..nthreads x tile budgets of 1/8,
-/// 1/4, 1/2, 1 and 2 x t.ub_bytes) and returns the fastest by median of `reps` runs. The kernel
-/// runs (reps + 1) x candidates times on `args`: it must not read its outputs (generated
+/// 1/4, 1/2, 1 and 2 x t.ub_bytes) and returns the fastest by median of `reps` runs, or the
+/// untuned choice (all threads, t.ub_bytes) unless the fastest takes under 90% of its time. The
+/// kernel runs (reps + 1) x candidates times on `args`: it must not read its outputs (generated
 /// kernels do not).
 TuneChoice measure_tilings(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args,
                            const int64_t* symbols, int nthreads, const schedule::Target& t,
