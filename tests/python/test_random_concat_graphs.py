@@ -33,7 +33,7 @@ a graph left to eager (compile error, translation, executor, no kernels), a kern
 run time, a concat computed outside a kernel, a reduce left outside a kernel without the
 documented "no reduction schedule" reason.
 
-    AUTOFUSE_FUZZ_CASES=N   number of cases (default 30; `make fuzz` runs 300)
+    AUTOFUSE_FUZZ_CASES=N   number of cases (default 30; `make fuzz` runs 500)
     AUTOFUSE_FUZZ_SEED=S    first seed (default 0)
     python test_random_concat_graphs.py SEED          prints the case's reproducer
     python test_random_concat_graphs.py --sweep S N   runs seeds S..S+N-1, prints a summary
@@ -70,11 +70,11 @@ MAX_NUMEL = 60_000  # keeps rank-4 cases small (each case is a trace and a g++ c
 FLOATS = ["torch.float32", "torch.float16", "torch.bfloat16"]
 MAIN_DTYPES = ["torch.float32"] * 5 + ["torch.bfloat16"] * 2 + ["torch.float16"] * 2
 REDUCTIONS = ["sum", "mean", "amax", "amin"]
-# test_random_graphs' unary templates, exp-like ones of a bounded argument: chains here are long,
-# and exp of an exp's result turns the 1-ulp differences between SLEEF's and eager's exp into
-# relative ones far above f32's rtol (seed 367 before this).
+# test_random_graphs' unary templates, exp-like ones of an argument in [-2, 2]: chains here are
+# long, and exp / cos of a large exp result turn the 1-ulp differences between SLEEF's and eager's
+# exp into ones far above f32's tolerances (seeds 367 and 909 before this).
 EXP_LIKE = ["torch.exp({a})", "torch.exp2({a})", "torch.expm1({a})", "torch.pow(2.0, {a})"]
-EW_UNARY = [t.replace("{a}", "(torch.tanh({a}) * 4)") if t in EXP_LIKE else t for t in UNARY]
+EW_UNARY = [t.replace("{a}", "(torch.tanh({a}) * 2)") if t in EXP_LIKE else t for t in UNARY]
 # Binary templates that need a tensor {b} (Python numbers are not tensors).
 SCALAR_UNFIT = ["maximum", "minimum", "where"]
 # Ops autofuse leaves to ATen (an operand computed outside the concat kernel).
