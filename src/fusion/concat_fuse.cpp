@@ -92,15 +92,20 @@ std::string not_whole_space(const FusedNode& concat, const FusedNode& k) {
   return "";
 }
 
+/// Segment `s`'s extent along the concat dim: the size of concat operand s.
+sym::Expr segment_extent(const FusedNode& concat, size_t s) {
+  const sym::Expr end = s + 1 < concat.segment_starts.size()
+                            ? concat.segment_starts[s + 1]
+                            : concat.concat_shape[static_cast<size_t>(concat.concat_dim)];
+  return end - concat.segment_starts[s];
+}
+
 /// Why segment `s` of `concat` does not iterate over its slice of the concat's space (a merge
 /// embedded it into another loop nest), or "".
 std::string segment_not_slice(const FusedNode& concat, size_t s) {
   const FusedNode& seg = concat.segments[s];
   std::vector<sym::Expr> want = concat.concat_shape;
-  want[static_cast<size_t>(concat.concat_dim)] =
-      seg.kernel.axes.size() == want.size()
-          ? seg.kernel.axes[static_cast<size_t>(concat.concat_dim)].size
-          : sym::Expr(-1);
+  want[static_cast<size_t>(concat.concat_dim)] = segment_extent(concat, s);
   std::vector<sym::Expr> sizes;
   for (const ascir::Axis& x : seg.kernel.axes) sizes.push_back(x.size);
   if (sizes != want)
@@ -171,9 +176,8 @@ std::vector<std::optional<FusedGraph>> segment_graphs(const FusedGraph& fg, int 
     if (!j.sliced && static_cast<int>(s) != j.segment) continue;
     FusedGraph g = with_step(fg, cs, segment_step(concat, s));
     if (j.sliced)
-      g.nodes[static_cast<size_t>(ks)] =
-          slice_kernel(fg.nodes[ks], concat.concat_dim, concat.segment_starts[s],
-                       concat.segments[s].kernel.axes[static_cast<size_t>(concat.concat_dim)].size);
+      g.nodes[static_cast<size_t>(ks)] = slice_kernel(
+          fg.nodes[ks], concat.concat_dim, concat.segment_starts[s], segment_extent(concat, s));
     out[s] = std::move(g);
   }
   return out;

@@ -333,3 +333,21 @@ def test_mixed_dtype_cat_matches_eager():
     a, b = torch.randn(4, 24), torch.randn(4, 40, dtype=torch.bfloat16)
     rec = check_one_kernel(fn, a, b)
     assert any(n.kind == "cast" for n in rec.translation.nodes)
+
+
+def test_reduce_over_the_concat_dim_inside_a_segment_does_not_break_compilation():
+    # Segment 1 holds x.sum(-1) (it iterates over x's 7 columns, not its 1-wide slice): a
+    # consumer of the cat must not be sliced by that loop's size. Found by the concat fuzzer
+    # (seeds 96, 256, 642, 819: a compile error, then an eager fallback).
+    def fn(x):
+        c = torch.cat((x, x.sum(-1, keepdim=True)), -1)
+        return c * 2, c
+
+    x = torch.randn(5, 7)
+    with autofuse.collect_records() as recs:
+        got = compile_fn(fn)(x)
+    for g, e in zip(got, fn(x)):
+        torch.testing.assert_close(g, e)
+    (rec,) = recs
+    assert rec.fallback == "", rec.fallback
+    assert "not a slice of [5, 8]" in rec.fused_text, rec.fused_text
