@@ -21,3 +21,42 @@ def only_record():
 def kernel_steps(rec):
     """The kernel steps of a record: (name, ops, inputs, outputs)."""
     return [(s[1], s[2], s[3], s[4]) for s in rec.steps if s[0] == "kernel"]
+
+
+def aten_graph(fn, *args, dynamic=False):
+    """(gm, call_args): the one inference ATen FX graph torch.compile makes of fn (with
+    autofuse's decompositions) and the arguments it was called with."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    from autofuse.backend import decomposition_table
+
+    graphs, calls = [], []
+
+    def capture(gm, example_inputs):
+        graphs.append(gm)
+        forward = make_boxed_func(gm.forward)
+
+        def boxed(call_args):
+            calls.append(list(call_args))
+            return forward(call_args)
+
+        boxed._boxed_call = True
+        return boxed
+
+    torch._dynamo.reset()
+    backend = aot_autograd(fw_compiler=capture, decompositions=decomposition_table())
+    torch.compile(fn, backend=backend, dynamic=dynamic)(*args)
+    assert len(graphs) == 1 and len(calls) == 1
+    return graphs[0], calls[0]
+
+
+def run_eagerly(tr, call_args):
+    """A Translation's outputs from every node's eager closure, inputs bound from `call_args`."""
+    env = [None] * len(tr.nodes) + [tr.read_symbols(call_args) if tr.read_symbols else ()]
+    for pos, i in enumerate(tr.placeholders):
+        env[i] = call_args[pos]
+    for i, n in enumerate(tr.nodes):
+        if n.kind != "input":
+            env[i] = n.run(env)
+    return [env[v] if is_node else v for is_node, v in tr.outputs]

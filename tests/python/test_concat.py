@@ -13,14 +13,12 @@ assert_close's default tolerances, in fp32 and bf16.
 
 import pytest
 import torch
-from torch._dynamo.backends.common import aot_autograd
-from torch._functorch.aot_autograd import make_boxed_func
 
 import autofuse
 from autofuse import _C
-from autofuse.backend import decomposition_table, supported_dtypes
+from autofuse.backend import supported_dtypes
 from autofuse.fx_to_graph import translate
-from helpers import compile_fn, kernel_steps
+from helpers import aten_graph, compile_fn, kernel_steps, run_eagerly
 
 aten = torch.ops.aten
 DTYPES = [pytest.param(torch.float32, id="fp32"), pytest.param(torch.bfloat16, id="bf16")]
@@ -30,44 +28,17 @@ VIEW_KINDS = {"reshape", "permute", "unsqueeze", "squeeze", "slice", "expand"}
 # Frontend ------------------------------------------------------------------------------------
 
 
-def run_eagerly(tr, call_args):
-    """The graph's outputs from every node's eager closure, inputs bound from `call_args`."""
-    env = [None] * len(tr.nodes) + [tr.read_symbols(call_args) if tr.read_symbols else ()]
-    for pos, i in enumerate(tr.placeholders):
-        env[i] = call_args[pos]
-    for i, n in enumerate(tr.nodes):
-        if n.kind != "input":
-            env[i] = n.run(env)
-    return [env[v] if is_node else v for is_node, v in tr.outputs]
-
-
 def translated(fn, *args, dynamic=False):
     """The Translation of fn's (inference) ATen graph, checked by the C++ verifier (printed back
     as is; with dynamic shapes only verified, the frontend writes a sum size as `(s0 + s1)`)
     and, node by node through the eager closures, against eager fn."""
-    graphs, calls = [], []
-
-    def capture(gm, example_inputs):
-        graphs.append(gm)
-        forward = make_boxed_func(gm.forward)
-
-        def boxed(call_args):
-            calls.append(list(call_args))
-            return forward(call_args)
-
-        boxed._boxed_call = True
-        return boxed
-
-    torch._dynamo.reset()
-    backend = aot_autograd(fw_compiler=capture, decompositions=decomposition_table())
-    torch.compile(fn, backend=backend, dynamic=dynamic)(*args)
-    assert len(graphs) == 1 and len(calls) == 1
-    tr = translate(graphs[0], "t", supported_dtypes())
+    gm, call_args = aten_graph(fn, *args, dynamic=dynamic)
+    tr = translate(gm, "t", supported_dtypes())
     printed = _C.check_graph(tr.text)
     assert dynamic or printed == tr.text
     expected = fn(*args)
     expected = expected if isinstance(expected, tuple) else (expected,)
-    got = run_eagerly(tr, calls[0])
+    got = run_eagerly(tr, call_args)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e)

@@ -11,12 +11,11 @@ import operator
 import pytest
 import torch
 import torch.nn.functional as F
-from torch._dynamo.backends.common import aot_autograd
-from torch._functorch.aot_autograd import make_boxed_func
 
 from autofuse import _C
-from autofuse.backend import decomposition_table, supported_dtypes
+from autofuse.backend import supported_dtypes
 from autofuse.fx_to_graph import translate
+from helpers import aten_graph, run_eagerly
 
 FLOATS = {torch.float32, torch.float16, torch.bfloat16}
 REDUCE_ROWS = {
@@ -40,44 +39,17 @@ def translated(fn, *args, dynamic=False):
     kernels must compute) are run on the call's arguments and compared with eager fn at
     assert_close's default tolerances; the text goes through the C++ verifier when the registry
     knows the reduce kinds."""
-    graphs, calls = [], []
-
-    def capture(gm, example_inputs):
-        graphs.append(gm)
-        forward = make_boxed_func(gm.forward)
-
-        def boxed(call_args):
-            calls.append(list(call_args))
-            return forward(call_args)
-
-        boxed._boxed_call = True
-        return boxed
-
-    backend = aot_autograd(fw_compiler=capture, decompositions=decomposition_table())
-    torch._dynamo.reset()
-    torch.compile(fn, backend=backend, dynamic=dynamic)(*args)
-    assert len(graphs) == 1 and len(calls) == 1
-    tr = translate(graphs[0], "t", supported())
+    gm, call_args = aten_graph(fn, *args, dynamic=dynamic)
+    tr = translate(gm, "t", supported())
     if REGISTRY_HAS_REDUCE:
         assert _C.check_graph(tr.text) == tr.text
     expected = fn(*args)
     expected = expected if isinstance(expected, tuple) else (expected,)
-    got = run_eagerly(tr, calls[0])
+    got = run_eagerly(tr, call_args)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e, equal_nan=True)
     return tr
-
-
-def run_eagerly(tr, call_args):
-    """The graph's outputs from every node's eager closure, inputs bound from `call_args`."""
-    env = [None] * len(tr.nodes) + [tr.read_symbols(call_args) if tr.read_symbols else ()]
-    for pos, i in enumerate(tr.placeholders):
-        env[i] = call_args[pos]
-    for i, n in enumerate(tr.nodes):
-        if n.kind != "input":
-            env[i] = n.run(env)
-    return [env[v] if is_node else v for is_node, v in tr.outputs]
 
 
 def reduces(tr):
@@ -325,10 +297,7 @@ def test_dynamic_shapes():
 
 def test_no_reduce_kind_without_a_registry_row():
     table = {k: v for k, v in supported().items() if k != "reduce_mean"}
-    graphs = []
-    backend = aot_autograd(fw_compiler=lambda gm, ex: graphs.append(gm) or make_boxed_func(gm.forward),
-                           decompositions=decomposition_table())
-    torch.compile(lambda x: x.mean(1) + x.sum(1), backend=backend, dynamic=False)(X)
-    tr = translate(graphs[0], "t", table)
+    gm, _ = aten_graph(lambda x: x.mean(1) + x.sum(1), X)
+    tr = translate(gm, "t", table)
     assert [r.kind for r in reduces(tr)] == ["reduce_sum"]
     assert opaque(tr) == [("aten.mean.dim", "kind reduce_mean is not in the op registry")]
