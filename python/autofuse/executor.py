@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -22,7 +22,7 @@ from .symbolic import py_function
 
 log = logging.getLogger("autofuse")
 
-_KERNEL, _KERNEL_DYN, _EAGER = 0, 1, 2
+_KERNEL, _KERNEL_DYN, _EAGER, _VIEW = 0, 1, 2, 3
 _POOL_MIN_BYTES = 1 << 20  # kernel outputs this large are recycled (see _OutputPool)
 
 
@@ -64,6 +64,18 @@ class _OutputPool:
         t = torch.empty_strided(self.shape, self.strides, dtype=self.dtype)
         self.buffers = [t] + self.buffers[:1]
         return t
+
+    def take_sized(self, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> torch.Tensor:
+        """take() for an output whose sizes depend on the call (dynamic shapes): buffers of
+        1 MiB or more are pooled while consecutive calls keep the same sizes."""
+        if shape != self.shape or strides != self.strides:
+            nbytes = self.dtype.itemsize
+            for d in shape:
+                nbytes *= d
+            if nbytes < _POOL_MIN_BYTES:
+                return torch.empty_strided(shape, strides, dtype=self.dtype)
+            self.shape, self.strides, self.buffers = shape, strides, []
+        return self.take()
 
 _NOT_COMPUTED = {"input", "opaque"}  # kinds whose eager value already has eager's layout
 _VIEW_KINDS = {"reshape", "permute", "unsqueeze", "squeeze", "slice", "expand"}
@@ -112,13 +124,15 @@ class Executor:
                 checks.append((pos, t.dtype, tuple(t.strides) if static else None))
         return checks
 
-    def _layout_fn(self, t: TType) -> Callable[[Tuple[int, ...]], Tuple[Tuple[int, ...], Tuple[int, ...]]]:
-        """symbol values -> (shape, strides) of type `t`."""
+    def _layout_fn(self, t: TType, with_offset: bool = False) -> Callable[[Tuple[int, ...]], tuple]:
+        """symbol values -> (shape, strides) of type `t`, plus its offset when `with_offset`."""
         if t.is_static():
-            const = (tuple(t.shape), tuple(t.strides))
+            const = (tuple(t.shape), tuple(t.strides)) + ((t.offset,) if with_offset else ())
             return lambda syms: const
         rank = len(t.shape)
-        f = py_function([*t.shape, *t.strides], self.symbols)
+        f = py_function([*t.shape, *t.strides] + ([t.offset] if with_offset else []), self.symbols)
+        if with_offset:
+            return lambda syms: (lambda v: (v[:rank], v[rank : 2 * rank], v[-1]))(f(*syms))
         return lambda syms: (lambda v: (v[:rank], v[rank:]))(f(*syms))
 
     def _build(self, tr: Translation, steps: Sequence[tuple]) -> List[tuple]:
@@ -139,18 +153,23 @@ class Executor:
                 return
             if slot in stack:
                 raise ExecutorError(f"cycle at %{nodes[slot].name}")
-            for op in nodes[slot].operands:
+            step = self._view_step(slot)
+            operands = [step[2]] if step is not None else nodes[slot].operands
+            for op in operands:
                 ensure(op, stack + (slot,))
-            plan.append(self._eager_step(slot))
-            reads.append(list(nodes[slot].operands))
+            plan.append(step if step is not None else self._eager_step(slot))
+            reads.append(list(operands))
             available.add(slot)
 
         for kind, name, ops, inputs, outputs, k, reason in steps:
             in_slots = [index[x] for x in inputs]
             out_slots = [index[x] for x in outputs]
             if kind != "kernel":
+                # Views are aliases without effects: computed when an eager step or the
+                # outputs need them (a kernel reads through their root instead).
                 for s in in_slots + [index[x] for x in ops] + out_slots:
-                    ensure(s)
+                    if nodes[s].kind not in _VIEW_KINDS:
+                        ensure(s)
                 continue
             # A view read by a kernel is not evaluated: the kernel gets its root's pointer plus
             # the view's offset (its strides are compiled into the kernel).
@@ -173,7 +192,8 @@ class Executor:
                 dynamic = dynamic or not t.is_static()
                 outs.append((s, self._layout_fn(t), t.dtype))
             if dynamic:
-                plan.append((_KERNEL_DYN, k, tuple(in_refs), tuple(outs), sym_idx, ()))
+                pooled = tuple((s, f, d, _OutputPool((), (), d)) for s, f, d in outs)
+                plan.append((_KERNEL_DYN, k, tuple(in_refs), pooled, sym_idx, ()))
             else:
                 static_outs = tuple(self._static_out(s, *f(()), d) for s, f, d in outs)
                 plan.append((_KERNEL, k, tuple(in_refs), static_outs, ()))
@@ -204,6 +224,28 @@ class Executor:
         if self.nodes[root].type is None:
             return slot, 0
         return root, n.type.offset * n.type.dtype.itemsize
+
+    def _view_step(self, slot: int) -> Optional[tuple]:
+        """A view (or chain of views) computed as one `as_strided` of the tensor it aliases, or
+        None when the types say too little. One call instead of one dispatched ATen op per view;
+        when the root's strides at run time differ from its type's (never expected: the types
+        come from eager's own meta), the chain of ATen view ops runs instead."""
+        n = self.nodes[slot]
+        if n.kind not in _VIEW_KINDS or n.type is None:
+            return None
+        chain = []
+        root = slot
+        while self.nodes[root].kind in _VIEW_KINDS:
+            if self.nodes[root].type is None:
+                return None
+            chain.append((root, self.nodes[root].run))
+            root = self.nodes[root].operands[0]
+        root_t = self.nodes[root].type
+        if root_t is None:
+            return None
+        view = self._layout_fn(n.type, with_offset=True)
+        root_layout = self._layout_fn(root_t)
+        return (_VIEW, slot, root, view, lambda syms: root_layout(syms)[1], tuple(reversed(chain)), ())
 
     def _eager_step(self, slot: int) -> tuple:
         n: GNode = self.nodes[slot]
@@ -266,12 +308,20 @@ class Executor:
             elif tag == _KERNEL_DYN:
                 _, k, in_refs, outs, sym_idx, frees = step
                 ptrs = [env[s].data_ptr() + off for s, off in in_refs]
-                for s, layout, dtype in outs:
-                    shape, strides = layout(syms)
-                    t = empty_strided(shape, strides, dtype=dtype)
+                for s, layout, dtype, pool in outs:
+                    t = pool.take_sized(*layout(syms))
                     env[s] = t
                     ptrs.append(t.data_ptr())
                 launch(k, ptrs, [syms[i] for i in sym_idx], nthreads)
+            elif tag == _VIEW:
+                _, s, root, view, root_strides, chain, frees = step
+                base = env[root]
+                if base.stride() == root_strides(syms):
+                    shape, strides, off = view(syms)
+                    env[s] = base.as_strided(shape, strides, base.storage_offset() + off)
+                else:
+                    for c, run in chain:
+                        env[c] = run(env)
             else:
                 _, s, run, guard, frees = step
                 v = run(env)

@@ -197,7 +197,9 @@ def _substitute(args: Any, slot_of: Callable[[torch.fx.Node], int]) -> Callable[
 
 def make_call(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int]) -> Callable[[list], Any]:
     """env -> node.target(*args, **kwargs) with every FX node argument read from env."""
-    target = node.target
+    # An ATen overload is called through its C++ callable: OpOverload.__call__ only forwards
+    # to it, one Python frame per eager step per call.
+    target = node.target._op if isinstance(node.target, torch._ops.OpOverload) else node.target
     args, kwargs = node.args, dict(node.kwargs)
     simple = all(not isinstance(a, (list, tuple, dict)) for a in args) and not any(
         isinstance(v, (torch.fx.Node, list, tuple, dict)) for v in kwargs.values()
