@@ -12,7 +12,7 @@ SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -n
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke bench-dynamic format clean
+.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke bench-dynamic bench-tuning format clean
 
 all: build
 
@@ -69,6 +69,11 @@ bench-smoke: build
 # host cost of tiling + launch. Cold caches, about 3-4 minutes. Never part of `make test`.
 bench-dynamic: build
 	$(PY) bench/bench_dynamic.py
+
+# Measured tuning vs the tiling solver on the block's kernels at the bench-dynamic rows, with an
+# A/A noise check. About 2-3 minutes. Never part of `make test`.
+bench-tuning: build
+	$(PY) bench/bench_tuning.py
 
 format:
 	clang-format -i $$(find src tools tests/unit python/bindings -name '*.cpp' -o -name '*.h')

@@ -23,15 +23,18 @@ def interleaved_medians(fns: Dict[str, Callable[[], object]], rounds: int, inner
                         warmup: int = 2, settle: int = 0) -> Tuple[Dict[str, float], Dict[str, float]]:
     """(median, fastest) seconds per call of each fn, timed round-robin: every round times
     `inner` calls of each fn in turn, so a burst of load from other processes on a shared
-    machine hits all of them alike instead of whichever happened to be running. `settle`
+    machine hits all of them alike instead of whichever happened to be running; the order
+    rotates from round to round, so no fn owns a position. `settle`
     untimed calls precede each timed block, so what the previous fn left behind (OpenMP workers
     still spinning after their parallel region) is not charged to the next one."""
     for fn in fns.values():
         for _ in range(warmup):
             fn()
     samples: Dict[str, list] = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
+    order = list(fns.items())
+    for r in range(rounds):
+        # Each round starts at the next fn, so no fn always runs right after the same one.
+        for name, fn in order[r % len(order):] + order[:r % len(order)]:
             for _ in range(settle):
                 fn()
             t0 = time.perf_counter()

@@ -41,6 +41,8 @@ struct Program {
   af::schedule::Target target;
   /// Measured tilings (CompilerConfig(tune=True)); null when tuning is off.
   std::shared_ptr<af::runtime::TuningTable> tuning;
+  /// Per kernel, the choices its tuned launches used (the fast path in front of `tuning`).
+  std::vector<std::shared_ptr<af::runtime::KernelTuningCache>> tuned;
 };
 
 /// One step as a tuple: (kind, name, ops, inputs, outputs, kernel_index, reason).
@@ -139,15 +141,57 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
     af::runtime::launch(tiling, kernel, args, symbols.data(), nthreads, p.target);
     return;
   }
-  // Tuning: the stored choice for this kernel and shape bucket, else measure it once.
-  std::string key =
-      af::runtime::tuning_key(h.key, p.target, nthreads, symbols.data(), symbols.size());
-  std::optional<af::runtime::TuneChoice> c = p.tuning->find(key);
-  if (!c) {
-    c = af::runtime::measure_tilings(tiling, kernel, args, symbols.data(), nthreads, p.target);
-    p.tuning->put(key, *c);
+  // Tuning: the choice this kernel used for the shape bucket before, else the stored one, else
+  // measure it once.
+  af::runtime::KernelTuningCache& seen = *p.tuned[k];
+  std::optional<af::runtime::TuneChoice> c = seen.find(nthreads, symbols.data(), symbols.size());
+  if (c) {
+    p.tuning->note_hit();
+  } else {
+    std::string key =
+        af::runtime::tuning_key(h.key, p.target, nthreads, symbols.data(), symbols.size());
+    c = p.tuning->find(key);
+    if (!c) {
+      c = af::runtime::measure_tilings(tiling, kernel, args, symbols.data(), nthreads, p.target);
+      p.tuning->put(key, *c);
+    }
+    seen.put(nthreads, symbols.data(), symbols.size(), *c);
   }
   af::runtime::launch_tuned(tiling, kernel, args, symbols.data(), *c, p.target);
+}
+
+/// What kernel k's launch with `syms` and `nthreads` would use: the tiling function's block_dim
+/// and tiling_key, the cores and tile budget it sees, and whether they come from the tuning
+/// table ("tuned": a measured choice; "untuned": no table; "unmeasured": the table has no
+/// choice for this shape bucket yet). Runs no kernel and measures nothing.
+nb::dict tiling_of(const Program& p, int k, const std::vector<int64_t>& syms, int nthreads) {
+  const af::KernelHandle& h = kernel_at(p, k);
+  if (syms.size() != h.symbols.size())
+    throw nb::value_error(("kernel " + h.name + " takes " + std::to_string(h.symbols.size()) +
+                           " size symbols, got " + std::to_string(syms.size()))
+                              .c_str());
+  nthreads = std::max(nthreads, 1);
+  af::schedule::Target t = p.target;
+  int cores = nthreads;
+  std::string source = "untuned";
+  if (p.tuning) {
+    source = "unmeasured";
+    std::string key = af::runtime::tuning_key(h.key, p.target, nthreads, syms.data(), syms.size());
+    if (std::optional<af::runtime::TuneChoice> c = p.tuning->peek(key)) {
+      cores = static_cast<int>(c->cores);
+      t.ub_bytes = c->ub_bytes;
+      source = "tuned";
+    }
+  }
+  auto tiling = reinterpret_cast<af_tiling_fn>(h.tiling_fn);
+  af_tiling_header hdr = af::runtime::plan_tiling(tiling, syms.data(), cores, t);
+  nb::dict d;
+  d["block_dim"] = hdr.block_dim;
+  d["tiling_key"] = hdr.tiling_key;
+  d["cores"] = cores;
+  d["ub_bytes"] = t.ub_bytes;
+  d["source"] = source;
+  return d;
 }
 
 /// The tuning table of file `path`, shared by every program of the process that tunes into it.
@@ -189,6 +233,9 @@ Program* compile(const std::string& text, const std::string& dump_dir, const std
     af::graph::Graph g = af::graph::parse_graph(text);
     program->prog = af::compile(g, opts);
   }
+  if (program->tuning)
+    for (size_t i = 0; i < program->prog.kernels.size(); ++i)
+      program->tuned.push_back(std::make_shared<af::runtime::KernelTuningCache>());
   return program.release();
 }
 
@@ -319,6 +366,9 @@ NB_MODULE(_C, m) {
             return std::make_tuple(h.num_inputs, h.num_outputs);
           },
           nb::arg("k"), "(num_inputs, num_outputs) of kernel k.")
+      .def("tiling", &tiling_of, nb::arg("k"), nb::arg("syms"), nb::arg("nthreads"),
+           "What a launch of kernel k would use: {block_dim, tiling_key, cores, ub_bytes, "
+           "source} (source: 'tuned', 'untuned' or 'unmeasured'); runs and measures nothing.")
       .def("launch", &launch, nb::arg("k"), nb::arg("ptrs"), nb::arg("syms"), nb::arg("nthreads"),
            "Runs kernel k on data pointers (inputs then outputs) with size symbol values.");
 

@@ -1,5 +1,6 @@
 #include "runtime/launch.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -18,13 +19,12 @@ struct BlockJob {
   const void* tiling_data;
 };
 
-}  // namespace
-
-void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const int64_t* symbols,
-            int nthreads, const schedule::Target& t) {
-  if (nthreads < 1) nthreads = 1;
-  af_target target{nthreads, t.ub_bytes, t.align_bytes, t.vector_bytes};
-  alignas(64) unsigned char tiling_data[AF_MAX_TILING_DATA_BYTES];
+/// Runs the tiling function into `tiling_data` (AF_MAX_TILING_DATA_BYTES) and returns its
+/// header; throws CompileError when it reports a negative block_dim or leaves it unset.
+af_tiling_header run_tiling(af_tiling_fn tiling, const int64_t* symbols, int nthreads,
+                            const schedule::Target& t, int64_t ub_bytes,
+                            unsigned char* tiling_data) {
+  af_target target{nthreads, ub_bytes > 0 ? ub_bytes : t.ub_bytes, t.align_bytes, t.vector_bytes};
   af_tiling_header header{-1, 0};  // block_dim -1: "the tiling function did not set it"
   std::memcpy(tiling_data, &header, sizeof header);
   tiling(symbols, &target, tiling_data);
@@ -33,6 +33,22 @@ void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const i
     throw CompileError("autofuse: kernel tiling function returned block_dim " +
                        std::to_string(header.block_dim) + " (tiling_key " +
                        std::to_string(header.tiling_key) + ")");
+  return header;
+}
+
+}  // namespace
+
+af_tiling_header plan_tiling(af_tiling_fn tiling, const int64_t* symbols, int nthreads,
+                             const schedule::Target& t) {
+  alignas(64) unsigned char tiling_data[AF_MAX_TILING_DATA_BYTES];
+  return run_tiling(tiling, symbols, std::max(nthreads, 1), t, 0, tiling_data);
+}
+
+void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const int64_t* symbols,
+            int nthreads, const schedule::Target& t, int64_t ub_bytes) {
+  if (nthreads < 1) nthreads = 1;
+  alignas(64) unsigned char tiling_data[AF_MAX_TILING_DATA_BYTES];
+  const af_tiling_header header = run_tiling(tiling, symbols, nthreads, t, ub_bytes, tiling_data);
   if (header.block_dim == 0) return;
   if (header.block_dim == 1 || nthreads == 1) {
     for (int64_t b = 0; b < header.block_dim; ++b) kernel(args, tiling_data, b);

@@ -13,7 +13,13 @@ namespace af::runtime {
 /// b in [0, block_dim) on ThreadPool::global() (inline when block_dim == 1 or nthreads <= 1).
 /// block_dim 0 launches nothing. Throws CompileError when the tiling function reports a negative
 /// block_dim (or leaves it unset).
+/// `ub_bytes` > 0 replaces the target's tile buffer budget (a tuned choice).
 void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const int64_t* symbols,
-            int nthreads, const schedule::Target& t);
+            int nthreads, const schedule::Target& t, int64_t ub_bytes = 0);
+
+/// The header (block_dim, tiling_key) the tiling function picks for `symbols` with `nthreads`
+/// cores and t's buffer budget; runs no kernel. Throws as launch() does.
+af_tiling_header plan_tiling(af_tiling_fn tiling, const int64_t* symbols, int nthreads,
+                             const schedule::Target& t);
 
 }  // namespace af::runtime

@@ -12,6 +12,8 @@ namespace af::runtime {
 namespace {
 /// A measured candidate replaces the model's choice only when it takes under this % of its time.
 constexpr int64_t kTuneMargin = 90;
+/// A timing sample of a short kernel batches launches up to about this many nanoseconds.
+constexpr int64_t kSampleNs = 20000;
 }  // namespace
 
 TuningTable::TuningTable(std::string path) : path_(std::move(path)) {
@@ -35,6 +37,13 @@ std::optional<TuneChoice> TuningTable::find(const std::string& key) const {
   return it->second;
 }
 
+std::optional<TuneChoice> TuningTable::peek(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = table_.find(key);
+  if (it == table_.end()) return std::nullopt;
+  return it->second;
+}
+
 void TuningTable::put(const std::string& key, const TuneChoice& c) {
   std::lock_guard<std::mutex> lock(mu_);
   table_[key] = c;
@@ -47,49 +56,84 @@ void TuningTable::put(const std::string& key, const TuneChoice& c) {
 std::string tuning_key(const std::string& kernel_key, const schedule::Target& t, int nthreads,
                        const int64_t* symbols, size_t num_symbols) {
   std::string key = kernel_key + "|" + t.isa + "|t" + std::to_string(nthreads) + "|";
-  for (size_t i = 0; i < num_symbols; ++i) {
-    int bits = 0;
-    for (uint64_t v = static_cast<uint64_t>(std::max<int64_t>(symbols[i], 0)); v; v >>= 1) ++bits;
-    key += (i ? "." : "") + std::to_string(bits);
-  }
+  for (size_t i = 0; i < num_symbols; ++i)
+    key += (i ? "." : "") + std::to_string(bucket_of(symbols[i]));
   return key;
+}
+
+int bucket_of(int64_t value) {
+  return value <= 0 ? 0 : 64 - __builtin_clzll(static_cast<uint64_t>(value));
+}
+
+std::optional<TuneChoice> KernelTuningCache::find(int nthreads, const int64_t* symbols,
+                                                  size_t n) const {
+  if (n > kMaxSymbols) return std::nullopt;
+  const int count = count_.load(std::memory_order_acquire);  // entries below are immutable
+  for (int e = 0; e < count; ++e) {
+    const Entry& entry = entries_[e];
+    if (entry.nthreads != nthreads) continue;
+    size_t i = 0;
+    while (i < n && entry.buckets[i] == bucket_of(symbols[i])) ++i;
+    if (i == n) return entry.choice;
+  }
+  return std::nullopt;
+}
+
+void KernelTuningCache::put(int nthreads, const int64_t* symbols, size_t n, const TuneChoice& c) {
+  if (n > kMaxSymbols) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  const int count = count_.load(std::memory_order_relaxed);
+  if (count == kCapacity) return;  // more buckets than that: the table answers the rest
+  Entry& entry = entries_[count];
+  entry.nthreads = nthreads;
+  for (size_t i = 0; i < n; ++i) entry.buckets[i] = static_cast<int8_t>(bucket_of(symbols[i]));
+  entry.choice = c;
+  count_.store(count + 1, std::memory_order_release);
 }
 
 void launch_tuned(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args,
                   const int64_t* symbols, const TuneChoice& c, const schedule::Target& t) {
-  schedule::Target tt = t;
-  tt.ub_bytes = c.ub_bytes;
-  launch(tiling, kernel, args, symbols, static_cast<int>(c.cores), tt);
+  launch(tiling, kernel, args, symbols, static_cast<int>(c.cores), t, c.ub_bytes);
 }
 
 TuneChoice measure_tilings(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args,
                            const int64_t* symbols, int nthreads, const schedule::Target& t,
                            int reps) {
   using clock = std::chrono::steady_clock;
-  TuneChoice best;
-  TuneChoice model;  // what the tiling model picks untuned: all threads, the target's budget
+  std::vector<TuneChoice> cands;
+  size_t model = 0;  // what the tiling model picks untuned: all threads, the target's budget
   for (int64_t cores = 1; cores <= std::max(nthreads, 1); ++cores) {
     for (int64_t ub :
          {t.ub_bytes / 8, t.ub_bytes / 4, t.ub_bytes / 2, t.ub_bytes, 2 * t.ub_bytes}) {
-      TuneChoice c{cores, std::max<int64_t>(ub, 4096), 0};
-      launch_tuned(tiling, kernel, args, symbols, c, t);  // warm-up
-      std::vector<int64_t> ns;
-      for (int r = 0; r < reps; ++r) {
-        auto start = clock::now();
-        launch_tuned(tiling, kernel, args, symbols, c, t);
-        ns.push_back(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count());
-      }
-      std::nth_element(ns.begin(), ns.begin() + ns.size() / 2, ns.end());
-      c.ns = ns[ns.size() / 2];
-      if (best.ns == 0 || c.ns < best.ns) best = c;
-      if (cores == std::max(nthreads, 1) && ub == t.ub_bytes) model = c;
+      if (cores == std::max(nthreads, 1) && ub == t.ub_bytes) model = cands.size();
+      cands.push_back({cores, std::max<int64_t>(ub, 4096), 0});
     }
+  }
+  auto time_ns = [&](const TuneChoice& c, int64_t launches) {
+    auto start = clock::now();
+    for (int64_t i = 0; i < launches; ++i) launch_tuned(tiling, kernel, args, symbols, c, t);
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count();
+  };
+  // Warm-up; a sample of a short kernel is a batch of launches of about kSampleNs.
+  for (const TuneChoice& c : cands) time_ns(c, 1);
+  const int64_t one = std::max<int64_t>(time_ns(cands[model], 1), 1);
+  const int64_t batch = std::clamp<int64_t>(kSampleNs / one, 1, 64);
+  // Rounds interleave the candidates, so a burst of load from elsewhere hits all of them alike
+  // instead of whichever was running; each keeps the median of its samples.
+  std::vector<std::vector<int64_t>> samples(cands.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < cands.size(); ++i)
+      samples[i].push_back(time_ns(cands[i], batch) / batch);
+  size_t best = model;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    std::nth_element(samples[i].begin(), samples[i].begin() + reps / 2, samples[i].end());
+    cands[i].ns = samples[i][reps / 2];
+    if (cands[i].ns < cands[best].ns) best = i;
   }
   // Keep the model's choice unless a candidate is clearly faster (noise must not make a
   // tuned launch slower than an untuned one).
-  if (model.ns > 0 && best.ns * 100 > model.ns * kTuneMargin) return model;
-  return best;
+  if (cands[best].ns * 100 > cands[model].ns * kTuneMargin) return cands[model];
+  return cands[best];
 }
 
 }  // namespace af::runtime

@@ -72,3 +72,36 @@ def test_tuning_off_by_default(tmp_path, monkeypatch):
     _, rec = run(cfg, torch.randn(4, 8), torch.randn(8))
     assert rec.runner.program.tuning_stats()["measured"] == 0
     assert not (tmp_path / "tuning.txt").exists()
+
+
+def test_tiling_query_says_where_the_choice_comes_from(tmp_path):
+    x, w = torch.randn(300, 1000), torch.randn(1000)
+    _, plain = run(autofuse.CompilerConfig(cache_dir=str(tmp_path)), x, w)
+    _, tuned = run(autofuse.CompilerConfig(cache_dir=str(tmp_path), tune=True), x, w)
+    n = torch.get_num_threads()
+    for rec, source in ((plain, "untuned"), (tuned, "tuned")):
+        program = rec.runner.program
+        for k in range(program.num_kernels()):
+            assert program.kernel_symbols(k) == []  # static shapes: no size symbols
+            t = program.tiling(k, [], n)
+            assert t["source"] == source and t["block_dim"] >= 1 and t["cores"] >= 1, t
+            assert t["ub_bytes"] > 0 and t["tiling_key"] >= 0, t
+    stats = tuned.runner.program.tuning_stats()
+    tuned.runner.program.tiling(0, [], n)
+    assert tuned.runner.program.tuning_stats() == stats  # a query is not a launch
+
+
+def test_a_new_shape_bucket_is_unmeasured_until_it_launches(tmp_path):
+    cfg = autofuse.CompilerConfig(cache_dir=str(tmp_path), tune=True)
+    torch._dynamo.reset()
+    x, w = torch.randn(6, 64), torch.randn(64)
+    torch._dynamo.mark_dynamic(x, 0)  # the row count is the one size symbol
+    with autofuse.collect_records() as recs:
+        torch.compile(chain, backend=autofuse.get_backend(cfg))(x, w)
+    program = recs[0].runner.program
+    n = torch.get_num_threads()
+    for k in range(program.num_kernels()):
+        assert len(program.kernel_symbols(k)) == 1, program.kernel_symbols(k)
+        assert program.tiling(k, [6], n)["source"] == "tuned"  # launched: measured
+        assert program.tiling(k, [5], n)["source"] == "tuned"  # the same bucket (bit length 3)
+        assert program.tiling(k, [1 << 20], n)["source"] == "unmeasured"  # never launched

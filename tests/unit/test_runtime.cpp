@@ -16,6 +16,7 @@
 #include "runtime/launch.h"
 #include "runtime/module.h"
 #include "runtime/thread_pool.h"
+#include "runtime/tuning.h"
 #include "support/error.h"
 
 namespace af::runtime {
@@ -212,6 +213,60 @@ TEST(Launch, RejectsAMissingOrNegativeBlockDim) {
   } catch (const CompileError& e) {
     EXPECT_NE(std::string(e.what()).find("block_dim -1"), std::string::npos) << e.what();
   }
+}
+
+TEST(Launch, ATunedBudgetReplacesTheTargetsAndPlanTilingRunsNoKernel) {
+  schedule::Target t;
+  t.ub_bytes = 12345;
+  TestTiling out{};
+  void* args[] = {&out};
+  int64_t symbols[] = {5, 1};
+  launch(test_tiling, test_kernel, args, symbols, 1, t, 4096);
+  EXPECT_EQ(out.seen.ub_bytes, 4096);
+  for (auto& r : g_block_runs) r = 0;
+  int64_t three[] = {5, 3};
+  af_tiling_header h = plan_tiling(test_tiling, three, 0, t);
+  EXPECT_EQ(h.block_dim, 3);
+  EXPECT_EQ(h.tiling_key, 7);
+  EXPECT_EQ(g_block_runs[0].load(), 0);
+  int64_t bad[] = {5, -1};
+  EXPECT_THROW(plan_tiling(test_tiling, bad, 2, t), CompileError);
+}
+
+// ---- Tuning: shape buckets and the per-kernel cache of choices ----
+
+TEST(Tuning, BucketsAreBitLengths) {
+  EXPECT_EQ(bucket_of(0), 0);
+  EXPECT_EQ(bucket_of(-3), 0);
+  EXPECT_EQ(bucket_of(1), 1);
+  EXPECT_EQ(bucket_of(5), 3);
+  EXPECT_EQ(bucket_of(7), 3);
+  EXPECT_EQ(bucket_of(8), 4);
+  EXPECT_EQ(bucket_of(int64_t{1} << 40), 41);
+  int64_t a[] = {7, 300}, b[] = {5, 300};
+  schedule::Target t;
+  EXPECT_EQ(tuning_key("k", t, 2, a, 2), tuning_key("k", t, 2, b, 2));
+  EXPECT_NE(tuning_key("k", t, 2, a, 2), tuning_key("k", t, 1, a, 2));
+}
+
+TEST(Tuning, KernelCacheFindsByThreadsAndBucketUpToItsCapacity) {
+  KernelTuningCache cache;
+  int64_t seven[] = {7, 64}, five[] = {5, 64}, nine[] = {9, 64};
+  EXPECT_FALSE(cache.find(2, seven, 2));
+  cache.put(2, seven, 2, TuneChoice{1, 8192, 10});
+  ASSERT_TRUE(cache.find(2, five, 2));  // same bucket
+  EXPECT_EQ(cache.find(2, five, 2)->cores, 1);
+  EXPECT_EQ(cache.find(2, five, 2)->ub_bytes, 8192);
+  EXPECT_FALSE(cache.find(2, nine, 2));   // another bucket
+  EXPECT_FALSE(cache.find(1, seven, 2));  // another thread count
+  for (int64_t i = 0; i < 2 * KernelTuningCache::kCapacity; ++i) {
+    int64_t s[] = {int64_t{1} << (i % 60), i};
+    cache.put(1, s, 2, TuneChoice{2, 4096, 1});  // past the capacity: dropped, never a crash
+  }
+  EXPECT_TRUE(cache.find(2, seven, 2));
+  int64_t many[KernelTuningCache::kMaxSymbols + 1] = {};
+  cache.put(2, many, KernelTuningCache::kMaxSymbols + 1, TuneChoice{1, 4096, 1});
+  EXPECT_FALSE(cache.find(2, many, KernelTuningCache::kMaxSymbols + 1));  // the table's job
 }
 
 // ---- LoadedModule on a system library ----
