@@ -18,7 +18,7 @@ import torch
 
 from .fx_to_graph import Translation
 from .ir_nodes import GNode, TType
-from .symbolic import py_function
+from .symbolic import py_groups
 
 log = logging.getLogger("autofuse")
 
@@ -48,11 +48,12 @@ class _OutputPool:
     (no user variable, no view, no autograd saved tensor), so reuse is never observable.
     """
 
-    __slots__ = ("shape", "strides", "dtype", "buffers")
+    __slots__ = ("shape", "strides", "dtype", "buffers", "pooled")
 
     def __init__(self, shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: torch.dtype):
         self.shape, self.strides, self.dtype = shape, strides, dtype
         self.buffers: List[torch.Tensor] = []
+        self.pooled = True  # take_sized: whether buffers of the current sizes are recycled
 
     def take(self) -> torch.Tensor:
         for t in self.buffers:
@@ -72,10 +73,14 @@ class _OutputPool:
             nbytes = self.dtype.itemsize
             for d in shape:
                 nbytes *= d
-            if nbytes < _POOL_MIN_BYTES:
-                return torch.empty_strided(shape, strides, dtype=self.dtype)
             self.shape, self.strides, self.buffers = shape, strides, []
-        return self.take()
+            self.pooled = nbytes >= _POOL_MIN_BYTES
+        return self.take() if self.pooled else torch.empty_strided(shape, strides, dtype=self.dtype)
+
+def _picker(idx: Sequence[int]) -> Callable[[Tuple[int, ...]], Tuple[int, ...]]:
+    """A function t -> (t[idx[0]], t[idx[1]], ...) in one generated frame."""
+    return eval("lambda t: (" + "".join(f"t[{i}], " for i in idx) + ")")  # noqa: S307 (ints only)
+
 
 _NOT_COMPUTED = {"input", "opaque"}  # kinds whose eager value already has eager's layout
 _VIEW_KINDS = {"reshape", "permute", "unsqueeze", "squeeze", "slice", "expand"}
@@ -126,14 +131,11 @@ class Executor:
 
     def _layout_fn(self, t: TType, with_offset: bool = False) -> Callable[[Tuple[int, ...]], tuple]:
         """symbol values -> (shape, strides) of type `t`, plus its offset when `with_offset`."""
+        groups = [tuple(t.shape), tuple(t.strides)] + ([t.offset] if with_offset else [])
         if t.is_static():
-            const = (tuple(t.shape), tuple(t.strides)) + ((t.offset,) if with_offset else ())
+            const = tuple(groups)
             return lambda syms: const
-        rank = len(t.shape)
-        f = py_function([*t.shape, *t.strides] + ([t.offset] if with_offset else []), self.symbols)
-        if with_offset:
-            return lambda syms: (lambda v: (v[:rank], v[rank : 2 * rank], v[-1]))(f(*syms))
-        return lambda syms: (lambda v: (v[:rank], v[rank:]))(f(*syms))
+        return py_groups(groups, self.symbols)
 
     def _build(self, tr: Translation, steps: Sequence[tuple]) -> List[tuple]:
         index = tr.index
@@ -192,8 +194,9 @@ class Executor:
                 dynamic = dynamic or not t.is_static()
                 outs.append((s, self._layout_fn(t), t.dtype))
             if dynamic:
-                pooled = tuple((s, f, d, _OutputPool((), (), d)) for s, f, d in outs)
-                plan.append((_KERNEL_DYN, k, tuple(in_refs), pooled, sym_idx, ()))
+                pooled = tuple((s, f, _OutputPool((), (), d)) for s, f, d in outs)
+                syms_of = _picker(sym_idx)
+                plan.append((_KERNEL_DYN, k, tuple(in_refs), pooled, syms_of, ()))
             else:
                 static_outs = tuple(self._static_out(s, *f(()), d) for s, f, d in outs)
                 plan.append((_KERNEL, k, tuple(in_refs), static_outs, ()))
@@ -244,8 +247,12 @@ class Executor:
         if root_t is None:
             return None
         view = self._layout_fn(n.type, with_offset=True)
-        root_layout = self._layout_fn(root_t)
-        return (_VIEW, slot, root, view, lambda syms: root_layout(syms)[1], tuple(reversed(chain)), ())
+        if root_t.is_static():
+            root_strides = tuple(root_t.strides)
+            strides_of = lambda syms: root_strides  # noqa: E731
+        else:
+            strides_of = py_groups(root_t.strides, self.symbols)  # one group per stride: a tuple
+        return (_VIEW, slot, root, view, strides_of, tuple(reversed(chain)), ())
 
     def _eager_step(self, slot: int) -> tuple:
         n: GNode = self.nodes[slot]
@@ -306,13 +313,13 @@ class Executor:
                     ptrs.append(t.data_ptr())
                 launch(k, ptrs, (), nthreads)
             elif tag == _KERNEL_DYN:
-                _, k, in_refs, outs, sym_idx, frees = step
+                _, k, in_refs, outs, syms_of, frees = step
                 ptrs = [env[s].data_ptr() + off for s, off in in_refs]
-                for s, layout, dtype, pool in outs:
+                for s, layout, pool in outs:
                     t = pool.take_sized(*layout(syms))
                     env[s] = t
                     ptrs.append(t.data_ptr())
-                launch(k, ptrs, [syms[i] for i in sym_idx], nthreads)
+                launch(k, ptrs, syms_of(syms), nthreads)
             elif tag == _VIEW:
                 _, s, root, view, root_strides, chain, frees = step
                 base = env[root]

@@ -106,6 +106,23 @@ def py_function(exprs: Sequence[Size], symbols: Sequence[str]) -> Callable[..., 
     return eval(src, {"max": max, "min": min})  # noqa: S307 (our own generated text)
 
 
+def py_groups(groups: Sequence[Any], symbols: Sequence[str]) -> Callable[[Tuple[int, ...]], tuple]:
+    """A function (the tuple of all symbol values, in `symbols` order) -> one value per group:
+    a tuple of sizes for a list or tuple of sizes, an int for one size. One generated frame,
+    for the executor's per-call layouts."""
+
+    def text(g: Any) -> str:
+        if isinstance(g, (list, tuple)):
+            return "(" + "".join(_text(e, _PY) + ", " for e in g) + ")"
+        return _text(g, _PY)
+
+    unpack = f"    {', '.join(symbols)}, = s\n" if symbols else ""
+    src = f"def groups(s):\n{unpack}    return ({''.join(text(g) + ', ' for g in groups)})\n"
+    scope = {"max": max, "min": min}
+    exec(src, scope)  # noqa: S102 (our own generated text)
+    return scope["groups"]
+
+
 def hint_of(sym: sympy.Symbol, shape_env: Any) -> Optional[int]:
     """The value a symbol had when the graph was captured (None for unbacked symbols)."""
     for attr in ("backed_var_to_val", "var_to_val"):

@@ -58,3 +58,19 @@ def test_outputs_saved_for_backward_are_not_recycled():
         w.grad = None
         train_fn(x).backward()
         torch.testing.assert_close(g, w.grad)
+
+
+def test_dynamic_outputs_are_recycled_while_sizes_repeat_and_never_while_held():
+    torch._dynamo.reset()
+    cf = torch.compile(fn, backend="autofuse", dynamic=True)
+    a = inputs(1.0)
+    cf(*inputs(2.0))  # compile
+    first = cf(*a).data_ptr()
+    assert cf(*a).data_ptr() == first  # same sizes, result dropped: reused
+    held = [cf(*a) for _ in range(3)]
+    assert len({t.data_ptr() for t in held}) == 3
+    small = (torch.randn(8, 1024), a[1], a[2])  # 32 KiB: below the pool's size, never pooled
+    torch.testing.assert_close(cf(*small), fn(*small))
+    torch.testing.assert_close(cf(*a), fn(*a))  # back to the pooled size
+    for got in held:
+        torch.testing.assert_close(got, fn(*a))
