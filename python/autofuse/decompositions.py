@@ -6,7 +6,8 @@ var_mean over the normalized dims in f32, rsqrt, scale and shift, one cast back)
 var / var_mean decompositions emit prims (prims.var, prims.sum, broadcast_in_dim) that the
 Graph IR has no kinds for, so var.correction and var_mean.correction are written here in ATen
 reduce ops instead: a two-pass mean / sum of squared deviations in the computation dtype (f32
-for f16/bf16, as eager accumulates), divided by max(0, N - correction), cast back once.
+for f16/bf16, as eager accumulates), divided by max(0, N - correction), cast back once (a
+symbolic N with correction 0, as in layer norm under dynamic shapes: the mean of the squares).
 std / std_mean decompose (torch's core table) into var / var_mean and sqrt, so they follow.
 """
 
@@ -49,9 +50,13 @@ def _var_and_mean(
     acc = x.to(get_computation_dtype(x.dtype))
     mean = torch.mean(acc, list(dims), keepdim=True)
     dev = acc - mean
-    total = torch.sum(dev * dev, list(dims), keepdim=keepdim)
     n = math.prod(x.shape[d] for d in dims)
-    var = total / max(0, n - correction)
+    if correction == 0 and not isinstance(n, int):
+        # A symbolic count: the mean of the squares, not a division by a SymInt (which the
+        # Graph IR has no scalar for, so it would stay an ATen op between two kernels).
+        var = torch.mean(dev * dev, list(dims), keepdim=keepdim)
+    else:
+        var = torch.sum(dev * dev, list(dims), keepdim=keepdim) / max(0, n - correction)
     if not keepdim:
         mean = mean.view(var.shape)
     return var, mean

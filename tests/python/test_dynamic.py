@@ -36,3 +36,25 @@ def test_automatic_dynamic_recompile_still_fuses():
     assert len(recs) == 2  # static first, then one dynamic graph for every later size
     assert recs[1].translation.symbols
     assert all(r.fallback == "" and r.num_kernels == 1 for r in recs)
+
+
+def test_norms_over_a_symbolic_dim_are_one_kernel():
+    """layer_norm's variance over a symbolic count is a mean of squares, not a division by a
+    SymInt, so the whole norm stays one kernel; var with a correction keeps the division."""
+
+    def ln(x, w, b):
+        return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b)
+
+    def var1(x):
+        return torch.var(x, -1) * 2
+
+    compiled = torch.compile(ln, backend="autofuse", dynamic=True)
+    compiled_var = torch.compile(var1, backend="autofuse", dynamic=True)
+    for rows, hidden in [(3, 64), (5, 7), (2, 1000), (1, 4099)]:
+        x, w, b = torch.randn(1, rows, hidden), torch.randn(hidden), torch.randn(hidden)
+        torch.testing.assert_close(compiled(x, w, b), ln(x, w, b))
+        torch.testing.assert_close(compiled_var(x), var1(x))
+    ln_recs = [r for r in autofuse.compiled_graphs() if "rsqrt" in r.graph_text]
+    assert ln_recs and all(r.fallback == "" and r.num_kernels == 1 for r in ln_recs), [
+        (r.num_kernels, r.fallback) for r in ln_recs]
+    assert any(r.translation.symbols for r in ln_recs)
