@@ -15,7 +15,8 @@ tiling each picks (cores, tile budget, block_dim), the medians and tuned/solver;
 geomean and worst tuned/solver against the A/A spread.
 
 BENCH_THREADS sets torch's thread count (the cores the kernels may use; default: torch's);
-BENCH_ROWS=a,b,.. replaces the extra row counts.
+BENCH_ROWS=a,b,.. replaces the extra row counts; BENCH_CONTROL=1 compiles the second program
+without tuning too, a control run of two untuned programs.
 """
 import os
 import sys
@@ -113,7 +114,8 @@ def main() -> None:
     print(load_line())
     print(f"torch threads {torch.get_num_threads()}; caches and tuning file under {_CACHE}")
     solver_cfg = autofuse.CompilerConfig(cache_dir=_CACHE)
-    tuned_cfg = autofuse.CompilerConfig(cache_dir=_CACHE, tune=True)
+    # BENCH_CONTROL=1: the second program does not tune either (a B/A control of two programs).
+    tuned_cfg = autofuse.CompilerConfig(cache_dir=_CACHE, tune=os.environ.get("BENCH_CONTROL") != "1")
     compiled: Dict[str, Dict[str, Callable]] = {}
     for name, (fn, _, _) in KERNELS.items():
         compiled[name] = {

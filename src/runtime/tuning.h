@@ -36,8 +36,11 @@ class TuningTable {
   void put(const std::string& key, const TuneChoice& c);
   /// find() without counting a hit (a query, not a launch).
   std::optional<TuneChoice> peek(const std::string& key) const;
-  /// Counts a launch that used a stored choice found through a KernelTuningCache.
-  void note_hit() const { ++hits_; }
+  /// Counts a launch that used a stored choice found through a KernelTuningCache (a plain
+  /// load and store, no locked add on the launch path: concurrent launches may undercount).
+  void note_hit() const {
+    hits_.store(hits_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   const std::string& path() const { return path_; }
   int64_t measured() const { return measured_; }  // put() calls
   int64_t hits() const { return hits_; }          // launches that found a stored choice
