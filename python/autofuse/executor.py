@@ -2,9 +2,11 @@
 
 At build time the steps of `Program.steps()` become a flat list of small tuples over integer
 value slots (Graph IR node indices), with every shape, stride, dtype and closure precomputed and
-each value freed after its last use. Per call the executor binds the inputs, checks cheaply that
-they have the dtypes and strides the kernels were compiled for (else it runs the graph eagerly,
-warning once), reads the size symbols (dynamic shapes) off the arguments, then walks the list.
+each value freed after its last use. A view an eager step needs is one `as_strided` of the
+tensor it aliases (a kernel reads views through their root pointer and never needs one). Per
+call the executor binds the inputs, checks cheaply that they have the dtypes and strides the
+kernels were compiled for (else it runs the graph eagerly, warning once), reads the size
+symbols (dynamic shapes) off the arguments, then walks the list.
 The last env slot holds the symbol values, which size-dependent closures read.
 """
 
@@ -76,6 +78,7 @@ class _OutputPool:
             self.shape, self.strides, self.buffers = shape, strides, []
             self.pooled = nbytes >= _POOL_MIN_BYTES
         return self.take() if self.pooled else torch.empty_strided(shape, strides, dtype=self.dtype)
+
 
 def _picker(idx: Sequence[int]) -> Callable[[Tuple[int, ...]], Tuple[int, ...]]:
     """A function t -> (t[idx[0]], t[idx[1]], ...) in one generated frame."""
