@@ -6,8 +6,9 @@ each value freed after its last use. A view an eager step needs is one `as_strid
 tensor it aliases (a kernel reads views through their root pointer and never needs one). Per
 call the executor binds the inputs, checks cheaply that they have the dtypes and strides the
 kernels were compiled for (else it runs the graph eagerly, warning once), reads the size
-symbols (dynamic shapes) off the arguments, then walks the list.
-The last env slot holds the symbol values, which size-dependent closures read.
+symbols (dynamic shapes) off the arguments, then runs the steps.
+The last env slot holds the symbol values, which size-dependent closures read. The list is
+printed once as a straight-line function (executor_codegen.py): no per-step dispatch per call.
 """
 
 from __future__ import annotations
@@ -20,11 +21,15 @@ import torch
 
 from .fx_to_graph import Translation
 from .ir_nodes import GNode, TType
+from .executor_codegen import EAGER as _EAGER
+from .executor_codegen import KERNEL as _KERNEL
+from .executor_codegen import KERNEL_DYN as _KERNEL_DYN
+from .executor_codegen import VIEW as _VIEW
+from .executor_codegen import print_run
 from .symbolic import py_groups
 
 log = logging.getLogger("autofuse")
 
-_KERNEL, _KERNEL_DYN, _EAGER, _VIEW = 0, 1, 2, 3
 _POOL_MIN_BYTES = 1 << 20  # kernel outputs this large are recycled (see _OutputPool)
 
 
@@ -119,6 +124,8 @@ class Executor:
         self._checks = self._input_checks(tr)
         self._outputs = tr.outputs
         self._steps = self._build(tr, program.steps())
+        self.source = ""  # the run function's text (executor_codegen.py)
+        self.regenerate()
 
     # Build -----------------------------------------------------------------------------------
 
@@ -297,54 +304,12 @@ class Executor:
             return self.fallback(*args)
 
     def _run(self, args: Sequence[Any]) -> List[Any]:
-        syms = self._read_symbols(args) if self._read_symbols is not None else ()
-        env = self._template.copy()
-        env[-1] = syms
-        for slot, a in zip(self._inputs, args):
-            env[slot] = a
-        launch = self.program.launch
-        nthreads = torch.get_num_threads()
-        empty_strided = torch.empty_strided
-        for step in self._steps:
-            tag = step[0]
-            if tag == _KERNEL:
-                _, k, in_refs, outs, frees = step
-                ptrs = [env[s].data_ptr() + off for s, off in in_refs]
-                for s, shape, strides, dtype, pool in outs:
-                    t = empty_strided(shape, strides, dtype=dtype) if pool is None else pool.take()
-                    env[s] = t
-                    ptrs.append(t.data_ptr())
-                launch(k, ptrs, (), nthreads)
-            elif tag == _KERNEL_DYN:
-                _, k, in_refs, outs, syms_of, frees = step
-                ptrs = [env[s].data_ptr() + off for s, off in in_refs]
-                for s, layout, pool in outs:
-                    t = pool.take_sized(*layout(syms))
-                    env[s] = t
-                    ptrs.append(t.data_ptr())
-                launch(k, ptrs, syms_of(syms), nthreads)
-            elif tag == _VIEW:
-                _, s, root, view, root_strides, chain, frees = step
-                base = env[root]
-                if base.stride() == root_strides(syms):
-                    shape, strides, off = view(syms)
-                    env[s] = base.as_strided(shape, strides, base.storage_offset() + off)
-                else:
-                    for c, run in chain:
-                        env[c] = run(env)
-            else:
-                _, s, run, guard, frees = step
-                v = run(env)
-                if guard is not None:
-                    shape, strides = guard[0](syms)
-                    if v.stride() != strides or v.dtype != guard[1]:
-                        fixed = empty_strided(shape, strides, dtype=guard[1])
-                        fixed.copy_(v)
-                        v = fixed
-                env[s] = v
-            for s in frees:
-                env[s] = None
-        return [env[v] if is_node else v for is_node, v in self._outputs]
+        return self._run_fn(args)
+
+    def regenerate(self) -> None:
+        """Prints the steps again as the run function (after a change to `_steps`)."""
+        self.source, self._run_fn = print_run(self._steps, self._inputs, self._outputs, self._template,
+                                              self._read_symbols, self)
 
     def _eager(self, args: Sequence[Any], pos: int, a: Any, dtype: torch.dtype, strides: Any) -> Any:
         if not self._warned:
