@@ -188,6 +188,9 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
             raise
         return _fallback(rec, gm, f"executor: {e}", True)
     rec.runner = runner
+    if config.dump_dir:
+        with open(os.path.join(config.dump_dir, f"{name}.run.py"), "w") as f:
+            f.write(runner.source)
     _publish(rec)
     logger.info(
         "autofuse: graph %s: %d kernel(s) for %d of %d ATen ops in %.3f s (%d C++ compile(s), %d cache hit(s))",
