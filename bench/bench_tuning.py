@@ -23,14 +23,13 @@ import os
 import sys
 import tempfile
 import time
-import types
 from typing import Callable, Dict, List, Tuple
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_dynamic import SHAPES, executor_args, geomean, load_line  # noqa: E402
+from bench_dynamic import SHAPES, executor_args, geomean, load_line, own_copy  # noqa: E402
 from common import interleaved_medians  # noqa: E402
 
 _CACHE = tempfile.mkdtemp(prefix="autofuse-bench-tuning-")
@@ -61,11 +60,6 @@ KERNELS = {
     "gelu-2048": (gelu, 2048, ()),
     "residual-softmax-512": (residual_softmax, 512, ("like",)),
 }
-
-
-def own_copy(fn: Callable) -> Callable:
-    """fn with its own code object (its own Dynamo cache)."""
-    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__)
 
 
 class LaunchRecorder:

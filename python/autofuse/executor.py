@@ -295,16 +295,13 @@ class Executor:
             if a.dtype != dtype or (strides is not None and a.stride() != strides):
                 return self._eager(args, pos, a, dtype, strides)
         try:
-            return self._run(args)
+            return self._run_fn(args)
         except self._runtime_errors as e:
             # A kernel launch failed (e.g. its tiling function rejected the sizes): the graph
             # is functional, so running it eagerly from the start is safe.
             self._broken = True
             log.warning("autofuse: graph %s failed at run time (%s); running it eagerly from now on", self.name, e)
             return self.fallback(*args)
-
-    def _run(self, args: Sequence[Any]) -> List[Any]:
-        return self._run_fn(args)
 
     def regenerate(self) -> None:
         """Prints the steps again as the run function (after a change to `_steps`)."""

@@ -99,17 +99,10 @@ def check(e: Size) -> bool:
         return False
 
 
-def py_function(exprs: Sequence[Size], symbols: Sequence[str]) -> Callable[..., Tuple[int, ...]]:
-    """A function (symbol values, in `symbols` order) -> tuple of the values of `exprs`."""
-    body = ", ".join(_text(e, _PY) for e in exprs)
-    src = f"lambda {', '.join(symbols) or '*_'}: ({body}{',' if len(exprs) == 1 else ''})"
-    return eval(src, {"max": max, "min": min})  # noqa: S307 (our own generated text)
-
-
 def py_groups(groups: Sequence[Any], symbols: Sequence[str]) -> Callable[[Tuple[int, ...]], tuple]:
     """A function (the tuple of all symbol values, in `symbols` order) -> one value per group:
     a tuple of sizes for a list or tuple of sizes, an int for one size. One generated frame,
-    for the executor's per-call layouts."""
+    for per-call layouts and size arguments."""
 
     def text(g: Any) -> str:
         if isinstance(g, (list, tuple)):

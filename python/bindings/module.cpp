@@ -112,6 +112,14 @@ class IntArgs {
   size_t size_ = 0;
 };
 
+/// ValueError unless kernel `h` takes `n` size symbols.
+void check_symbol_count(const af::KernelHandle& h, size_t n) {
+  if (n != h.symbols.size())
+    throw nb::value_error(("kernel " + h.name + " takes " + std::to_string(h.symbols.size()) +
+                           " size symbols, got " + std::to_string(n))
+                              .c_str());
+}
+
 /// Runs kernel k: ptrs = data pointers of its inputs then outputs, syms = its size symbols.
 void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthreads) {
   const af::KernelHandle& h = kernel_at(p, k);
@@ -122,10 +130,7 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
                            " inputs and " + std::to_string(h.num_outputs) + " outputs, got " +
                            std::to_string(addr.size()) + " pointers")
                               .c_str());
-  if (symbols.size() != h.symbols.size())
-    throw nb::value_error(("kernel " + h.name + " takes " + std::to_string(h.symbols.size()) +
-                           " size symbols, got " + std::to_string(symbols.size()))
-                              .c_str());
+  check_symbol_count(h, symbols.size());
   void* stack_args[kStackArgs];
   std::vector<void*> heap_args;
   void** args = stack_args;
@@ -169,10 +174,7 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
 /// choice for this shape bucket yet). Runs no kernel and measures nothing.
 nb::dict tiling_of(const Program& p, int k, const std::vector<int64_t>& syms, int nthreads) {
   const af::KernelHandle& h = kernel_at(p, k);
-  if (syms.size() != h.symbols.size())
-    throw nb::value_error(("kernel " + h.name + " takes " + std::to_string(h.symbols.size()) +
-                           " size symbols, got " + std::to_string(syms.size()))
-                              .c_str());
+  check_symbol_count(h, syms.size());
   nthreads = std::max(nthreads, 1);
   af::schedule::Target t = p.target;
   int cores = nthreads;

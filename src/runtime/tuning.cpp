@@ -30,11 +30,9 @@ TuningTable::TuningTable(std::string path) : path_(std::move(path)) {
 }
 
 std::optional<TuneChoice> TuningTable::find(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = table_.find(key);
-  if (it == table_.end()) return std::nullopt;
-  ++hits_;
-  return it->second;
+  std::optional<TuneChoice> c = peek(key);
+  if (c) note_hit();
+  return c;
 }
 
 std::optional<TuneChoice> TuningTable::peek(const std::string& key) const {

@@ -54,10 +54,10 @@ from helpers import compile_fn
 from test_random_graphs import BINARY as EW_BINARY
 from test_random_graphs import PREDICATE, UNARY
 from test_random_graphs import Case as EwCase
-from test_random_graphs import _fake_strides, _lowest_precision, _plant
+from test_random_graphs import _fake_strides, _lowest_precision, _plant, define_program
 from test_random_reduce_graphs import BINARY as SMOOTH_BINARY
 from test_random_reduce_graphs import UNARY as SMOOTH_UNARY
-from test_random_reduce_graphs import _assert_matches, _exact, _reduce_placement
+from test_random_reduce_graphs import _assert_matches, _exact, _reduce_placement, start_program
 
 CASES = int(os.environ.get("AUTOFUSE_FUZZ_CASES", "30"))
 FIRST_SEED = int(os.environ.get("AUTOFUSE_FUZZ_SEED", "0"))
@@ -105,16 +105,9 @@ class Case:
     """One generated program: source text, input makers, the function."""
 
     def __init__(self, seed: int):
-        self.seed = seed
-        r = random.Random(seed)
-        self.r = r
+        r = start_program(self, seed)
         self.dtype = r.choice(MAIN_DTYPES)
         self.main = self.dtype  # for test_random_graphs._lowest_precision
-        self.input_lines: List[str] = []
-        self.args: List[str] = []
-        self.lines: List[str] = []
-        self.outs: List[str] = []
-        self.counter = 0
         self.has_reduce = False  # the program reduces (for the sweep's summary)
         self.inputs_by_shape: Dict[Tuple[int, ...], List[str]] = {}
         rank = r.choice([1, 2, 2, 3, 3, 3, 4, 4])
@@ -139,12 +132,7 @@ class Case:
             if o not in seen:
                 seen.add(o)
                 outs.append(o)
-        body = "\n".join("    " + ln for ln in self.lines)
-        self.source = f"def fn({', '.join(self.args)}):\n{body}\n    return ({', '.join(outs)},)\n"
-        scope = {"torch": torch, "F": torch.nn.functional}
-        exec(compile(self.source, f"<concat fuzz case {seed}>", "exec"), scope)
-        self.fn = scope["fn"]
-        self.make_source = "\n".join(self.input_lines)
+        define_program(self, outs, f"concat fuzz case {seed}")
 
     # Inputs ---------------------------------------------------------------------------------
 

@@ -88,6 +88,17 @@ ATEN = [
 ]
 
 
+def define_program(case, outs, label):
+    """Sets case.source (a function of case.args running case.lines, returning `outs`), case.fn
+    (it, compiled as `label`) and case.make_source (case.input_lines); shared by the fuzzers."""
+    body = "\n".join("    " + ln for ln in case.lines)
+    case.source = f"def fn({', '.join(case.args)}):\n{body}\n    return ({', '.join(outs)},)\n"
+    scope = {"torch": torch, "F": torch.nn.functional}
+    exec(compile(case.source, f"<{label}>", "exec"), scope)
+    case.fn = scope["fn"]
+    case.make_source = "\n".join(case.input_lines)
+
+
 class Case:
     """One generated program: source text, inputs maker, and the function."""
 
@@ -150,12 +161,7 @@ class Case:
             outs.append(r.choice(self.args))
         if r.random() < 0.15 and len(self.shape) >= 2:
             outs.append(f"torch.broadcast_to({r.choice(computed)}, {list(self.shape)}).transpose(0, 1)")
-        body = "\n".join("    " + ln for ln in self.lines)
-        self.source = f"def fn({', '.join(self.args)}):\n{body}\n    return ({', '.join(outs)},)\n"
-        scope = {"torch": torch, "F": torch.nn.functional}
-        exec(compile(self.source, f"<fuzz case {seed}>", "exec"), scope)
-        self.fn = scope["fn"]
-        self.make_source = "\n".join(self.input_lines)
+        define_program(self, outs, f"fuzz case {seed}")
 
     def _input(self, r, k, force_float=False):
         name = f"x{k}"

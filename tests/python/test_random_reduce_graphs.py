@@ -38,7 +38,7 @@ import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
 
 import autofuse
 from helpers import compile_fn
-from test_random_graphs import _fake_strides, _lowest_precision
+from test_random_graphs import _fake_strides, _lowest_precision, define_program
 
 CASES = int(os.environ.get("AUTOFUSE_FUZZ_CASES", "40"))
 FIRST_SEED = int(os.environ.get("AUTOFUSE_FUZZ_SEED", "0"))
@@ -69,22 +69,25 @@ REDUCTIONS = ["sum", "mean", "amax", "amin", "any", "all", "prod"]
 REDUCTION_WEIGHTS = [5, 4, 3, 2, 1, 1, 0.4]
 
 
+def start_program(case, seed: int) -> random.Random:
+    """Sets the fields a fuzz case builds its program in (seed, r, input_lines, args, lines,
+    outs, counter) and returns its random generator (seeded: nothing drawn yet)."""
+    case.seed = seed
+    case.r = r = random.Random(seed)
+    case.input_lines, case.args, case.lines, case.outs = [], [], [], []
+    case.counter = 0
+    return r
+
+
 class Case:
     """One generated program: source text, input makers, the function and the reduction info."""
 
     def __init__(self, seed: int):
-        self.seed = seed
-        r = random.Random(seed)
-        self.r = r
+        r = start_program(self, seed)
         self.shape = r.choice(SHAPES_2D) if r.random() < 0.6 else r.choice(SHAPES_3D)
         self.rank = len(self.shape)
         self.dtype = r.choice(MAIN_DTYPES)
         self.main = self.dtype  # for test_random_graphs._lowest_precision
-        self.input_lines: List[str] = []
-        self.args: List[str] = []
-        self.lines: List[str] = []
-        self.outs: List[str] = []
-        self.counter = 0
         self.reduces_something = False  # some reduction over a dim of size > 1
         # inputs: x (main), optional y (full), w ([L]), c ([..., 1])
         self._input("x", list(self.shape), transposable=True)
@@ -104,12 +107,7 @@ class Case:
             cur = self._block(cur)
             cur = self._elementwise_chain(cur, r.randint(0, 2))
         self.outs.insert(0, cur)
-        body = "\n".join("    " + ln for ln in self.lines)
-        self.source = f"def fn({', '.join(self.args)}):\n{body}\n    return ({', '.join(self.outs)},)\n"
-        scope = {"torch": torch, "F": torch.nn.functional}
-        exec(compile(self.source, f"<reduce fuzz case {seed}>", "exec"), scope)
-        self.fn = scope["fn"]
-        self.make_source = "\n".join(self.input_lines)
+        define_program(self, self.outs, f"reduce fuzz case {seed}")
 
     # Inputs ---------------------------------------------------------------------------------
 
