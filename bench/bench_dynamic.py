@@ -1,7 +1,7 @@
 """make bench-dynamic: dynamic shapes (issue 4). Never part of `make test`; nothing asserts a time.
 
-Part 1. A transformer-like block (LayerNorm, GELU MLP whose nn.Linear layers stay ATen,
-residual, softmax over the last dim; hidden BENCH_HIDDEN, default 512) over the 20
+Part 1. The block of tests/python/test_dynamic_shapes.py (LayerNorm, GELU MLP whose nn.Linear
+layers stay ATen, residual, softmax over the last dim; hidden BENCH_HIDDEN, default 512) over the 20
 (batch, seq) shapes of tests/python/test_dynamic_shapes.py (the longest sequence 2039 instead
 of 7919, see SHAPES), four ways:
   autofuse dynamic   torch.compile(dynamic=True): one compile (plus Dynamo's batch-1 one)
@@ -37,7 +37,6 @@ from typing import Callable, Dict, Iterator, List, Tuple
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import interleaved_medians, rounds_for  # noqa: E402
@@ -49,6 +48,10 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE, "inductor")
 import autofuse  # noqa: E402
 from autofuse.executor import Executor  # noqa: E402
 
+# The model of the acceptance test (one definition: the bench times what the test checks).
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "python"))
+from test_dynamic_shapes import Block  # noqa: E402
+
 HIDDEN = int(os.environ.get("BENCH_HIDDEN", "512"))
 # The shapes of tests/python/test_dynamic_shapes.py (batch 1 and 2, primes 7 and 7919, sizes not
 # divisible by the vector width; the first one general, so Dynamo marks both sizes symbolic),
@@ -58,20 +61,6 @@ SHAPES = [(2, 13), (1, 13), (3, 7), (1, 2039), (4, 2), (2, 7), (5, 33), (7, 100)
           (3, 9), (2, 127), (6, 5), (1, 64), (2, 3), (4, 4), (9, 11), (1, 31), (3, 255), (2, 2039)]
 VARIANTS = ("autofuse dynamic", "autofuse static", "inductor dynamic", "eager")
 TIME_BUDGET_S = 90.0  # timing rounds over all shapes (compiles come on top)
-
-
-class Block(nn.Module):
-    """LayerNorm -> Linear -> GELU -> Linear, plus the residual, then softmax over the last dim."""
-
-    def __init__(self, d: int):
-        super().__init__()
-        self.ln = nn.LayerNorm(d)
-        self.fc1 = nn.Linear(d, 4 * d)
-        self.fc2 = nn.Linear(4 * d, d)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.fc2(F.gelu(self.fc1(self.ln(x)))) + x
-        return torch.softmax(h, -1)
 
 
 def call_block(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
