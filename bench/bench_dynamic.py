@@ -32,14 +32,13 @@ import statistics
 import sys
 import tempfile
 import time
-import types
 from typing import Callable, Dict, Iterator, List, Tuple
 
 import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import interleaved_medians, rounds_for  # noqa: E402
+from common import interleaved_medians, own_copy, rounds_for  # noqa: E402
 
 # Cold caches for autofuse and Inductor alike (before either is imported/configured).
 _CACHE = os.environ.get("BENCH_CACHE_DIR") or tempfile.mkdtemp(prefix="autofuse-bench-dynamic-")
@@ -66,12 +65,6 @@ TIME_BUDGET_S = 90.0  # timing rounds over all shapes (compiles come on top)
 def call_block(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """The compiled entry point: Dynamo inlines m.forward."""
     return m(x)
-
-
-def own_copy(fn: Callable) -> Callable:
-    """fn with its own code object, so each variant has its own Dynamo cache entries."""
-    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__,
-                              fn.__closure__)
 
 
 def fmt(t: float) -> str:
@@ -107,17 +100,21 @@ def model_bench(shapes: List[Tuple[int, int]]) -> None:
         "inductor dynamic": torch.compile(own_copy(call_block), dynamic=True),
         "eager": call_block,
     }
+    # Each variant gets its own copy of every input: a dynamic=False compile that met the tensor
+    # object a dynamic=True compile had seen traced its sizes as symbols (measured: the "static"
+    # graphs had size symbols), so shared inputs made the static variant partly dynamic.
     inputs = {s: torch.randn(*s, HIDDEN, generator=torch.Generator().manual_seed(i))
               for i, s in enumerate(shapes)}
+    inputs = {s: {v: x.clone() for v in VARIANTS} for s, x in inputs.items()}
 
     # Warm-up pass: every compile happens here, counted per variant; results checked.
     compile_cost = {v: {"seconds": 0.0, "cxx_compiles": 0} for v in VARIANTS[:3]}
     worst = {v: 0.0 for v in VARIANTS[:3]}
-    for shape, x in inputs.items():
-        expected = model(x)
+    for shape, xs in inputs.items():
+        expected = model(xs["eager"])
         for v in VARIANTS[:3]:
             with counting() as c:
-                got = compiled[v](model, x)
+                got = compiled[v](model, xs[v])
             for key in c:
                 compile_cost[v][key] += c[key]
             worst[v] = max(worst[v], (got.double() - expected.double()).abs().max().item())
@@ -133,16 +130,16 @@ def model_bench(shapes: List[Tuple[int, int]]) -> None:
 
     # Timing: per shape, the variants interleaved; rounds sized from the per-shape budget.
     eager_once = {}
-    for shape, x in inputs.items():
+    for shape, xs in inputs.items():
         t0 = time.perf_counter()
-        model(x)
+        model(xs["eager"])
         eager_once[shape] = time.perf_counter() - t0
     total = sum(eager_once.values())
     rows = []
     print(f"\n{'(batch, seq)':<14}" + "".join(f"{v:>18}" for v in VARIANTS)
           + f"{'dyn/static':>11}{'dyn/ind':>9}{'calls':>7}")
-    for shape, x in inputs.items():
-        fns = {v: (lambda f=compiled[v], x=x: f(model, x)) for v in VARIANTS}
+    for shape, xs in inputs.items():
+        fns = {v: (lambda f=compiled[v], x=xs[v]: f(model, x)) for v in VARIANTS}
         budget = max(1.0, TIME_BUDGET_S * eager_once[shape] / total)
         rounds = rounds_for(fns, budget, 5, 400)
         med, _ = interleaved_medians(fns, rounds, warmup=1, settle=0)
@@ -165,12 +162,12 @@ def model_bench(shapes: List[Tuple[int, int]]) -> None:
     # Where the dynamic/static gap of the median shape goes: the executors called directly
     # (their ATen matmuls included) next to the compiled calls, in the same rounds; the
     # difference is Dynamo's and AOTAutograd's per-call work.
-    x = inputs[mshape]
+    xs = inputs[mshape]
     fns = {}
     for v in VARIANTS[:2]:
-        runner, args = executor_args(lambda: compiled[v](model, x))
-        fns[v] = lambda f=compiled[v]: f(model, x)
-        fns[v + " executor"] = lambda r=runner, a=args: r(*a)
+        runner, args = executor_args(lambda: compiled[v](model, xs[v]))
+        fns[v] = lambda f=compiled[v], x=xs[v]: f(model, x)
+        fns[v + " executor"] = lambda r=runner, a=args: no_grad_call(r, a)
     med, _ = interleaved_medians(fns, rounds_for(fns, 6.0, 30, 2000), warmup=3)
     d, s = med["autofuse dynamic executor"], med["autofuse static executor"]
     print(f"median shape {mshape}, autofuse executor alone (no Dynamo): dynamic {fmt(d)}, static "
@@ -189,6 +186,12 @@ def _per_call(fn: Callable[[], object], calls: int = 2000, batches: int = 25) ->
             fn()
         per.append((time.perf_counter() - t0) / calls)
     return statistics.median(per)
+
+
+def no_grad_call(fn: Callable, args: tuple) -> object:
+    """fn(*args) without autograd recording, as AOTAutograd runs a compiled forward."""
+    with torch.no_grad():
+        return fn(*args)
 
 
 def executor_args(call: Callable[[], object]) -> Tuple[Executor, tuple]:

@@ -12,14 +12,13 @@ import dataclasses
 import os
 import sys
 import time
-import types
 from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import (Triad, interleaved_medians, max_abs_error, median_seconds,  # noqa: E402
+from common import (Triad, interleaved_medians, max_abs_error, median_seconds, own_copy,  # noqa: E402
                     rounds_for, within_tolerance)
 
 import autofuse  # noqa: E402
@@ -53,13 +52,6 @@ def rotary(x, cos, sin):
     """Rotary embedding over the last dim (rotate_half form): x * cos + cat(-x2, x1) * sin."""
     h = x.shape[-1] // 2
     return x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin
-
-
-def _own_copy(fn: Callable) -> Callable:
-    """fn with its own code object: Dynamo keeps its cache on the code object, so each backend
-    gets its own cache entry list to check on every call, as in a program that uses one."""
-    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__,
-                              fn.__closure__)
 
 
 def _passthrough_backend(gm, example_inputs):
@@ -180,8 +172,8 @@ def run_case(case: Case, budget_s: float, triad: Triad) -> Result:
     fn = case.op.fn
     torch._dynamo.reset()
     expected = fn(*args)
-    inductor = torch.compile(_own_copy(fn))
-    af = torch.compile(_own_copy(fn), backend="autofuse")
+    inductor = torch.compile(own_copy(fn))
+    af = torch.compile(own_copy(fn), backend="autofuse")
     with autofuse.collect_records() as records:
         got = af(*args)
     got_ind = inductor(*args)
@@ -194,7 +186,7 @@ def run_case(case: Case, budget_s: float, triad: Triad) -> Result:
         "autofuse": lambda: af(*args),
     }
     if case.small:
-        floor = torch.compile(_own_copy(fn), backend=_passthrough_backend)
+        floor = torch.compile(own_copy(fn), backend=_passthrough_backend)
         fns["dynamo floor"] = lambda: floor(*args)
         alone = _executor_alone(records, args, got)
         if alone is not None:

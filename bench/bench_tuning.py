@@ -29,8 +29,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_dynamic import SHAPES, executor_args, geomean, load_line, own_copy  # noqa: E402
-from common import interleaved_medians  # noqa: E402
+from bench_dynamic import SHAPES, executor_args, geomean, load_line  # noqa: E402
+from common import interleaved_medians, own_copy  # noqa: E402
 
 _CACHE = tempfile.mkdtemp(prefix="autofuse-bench-tuning-")
 os.environ["AUTOFUSE_CACHE_DIR"] = _CACHE

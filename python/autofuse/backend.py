@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set
 import torch
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
+from torch._functorch.partitioners import min_cut_rematerialization_partition
 
 from . import aten_table, decompositions
 from .config import CompilerConfig
@@ -220,6 +221,10 @@ def get_backend(config: Optional[CompilerConfig] = None) -> Callable:
         bw_compiler=functools.partial(compile_graph, config=config, tag="bw", settings=settings),
         inference_compiler=functools.partial(compile_graph, config=config, tag="inference", settings=settings),
         decompositions=decomposition_table(),
+        # Inductor's forward/backward split: it saves base tensors rather than their views and
+        # recomputes cheap elementwise work in the backward, so the forward returns fewer
+        # tensors and AOTAutograd regenerates fewer output aliases per call.
+        partition_fn=min_cut_rematerialization_partition,
     )
 
 

@@ -23,10 +23,8 @@ from .fx_to_graph import Translation
 from .ir_nodes import GNode, TType
 from .executor_codegen import EAGER as _EAGER
 from .executor_codegen import KERNEL as _KERNEL
-from .executor_codegen import KERNEL_DYN as _KERNEL_DYN
 from .executor_codegen import VIEW as _VIEW
 from .executor_codegen import print_run
-from .symbolic import py_groups
 
 log = logging.getLogger("autofuse")
 
@@ -55,12 +53,12 @@ class _OutputPool:
     (no user variable, no view, no autograd saved tensor), so reuse is never observable.
     """
 
-    __slots__ = ("shape", "strides", "dtype", "buffers", "pooled")
+    __slots__ = ("shape", "strides", "dtype", "buffers", "min_numel")
 
     def __init__(self, shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: torch.dtype):
         self.shape, self.strides, self.dtype = shape, strides, dtype
         self.buffers: List[torch.Tensor] = []
-        self.pooled = True  # take_sized: whether buffers of the current sizes are recycled
+        self.min_numel = _POOL_MIN_BYTES // dtype.itemsize  # smaller dynamic outputs: not pooled
 
     def take(self) -> torch.Tensor:
         for t in self.buffers:
@@ -74,20 +72,12 @@ class _OutputPool:
         return t
 
     def take_sized(self, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> torch.Tensor:
-        """take() for an output whose sizes depend on the call (dynamic shapes): buffers of
-        1 MiB or more are pooled while consecutive calls keep the same sizes."""
+        """take() for an output whose sizes depend on the call (dynamic shapes), pooled while
+        consecutive calls keep the same sizes. The run function asks only for outputs of at
+        least `min_numel` elements."""
         if shape != self.shape or strides != self.strides:
-            nbytes = self.dtype.itemsize
-            for d in shape:
-                nbytes *= d
             self.shape, self.strides, self.buffers = shape, strides, []
-            self.pooled = nbytes >= _POOL_MIN_BYTES
-        return self.take() if self.pooled else torch.empty_strided(shape, strides, dtype=self.dtype)
-
-
-def _picker(idx: Sequence[int]) -> Callable[[Tuple[int, ...]], Tuple[int, ...]]:
-    """A function t -> (t[idx[0]], t[idx[1]], ...) in one generated frame."""
-    return eval("lambda t: (" + "".join(f"t[{i}], " for i in idx) + ")")  # noqa: S307 (ints only)
+        return self.take()
 
 
 _NOT_COMPUTED = {"input", "opaque"}  # kinds whose eager value already has eager's layout
@@ -122,6 +112,7 @@ class Executor:
         self._template: List[Any] = [None] * (len(tr.nodes) + 1)  # + the symbol values
         self._inputs = list(tr.placeholders)
         self._checks = self._input_checks(tr)
+        self._checked_inputs = {tr.placeholders[pos] for pos, _, strides in self._checks if strides is not None}
         self._outputs = tr.outputs
         self._steps = self._build(tr, program.steps())
         self.source = ""  # the run function's text (executor_codegen.py)
@@ -139,20 +130,13 @@ class Executor:
                 checks.append((pos, t.dtype, tuple(t.strides) if static else None))
         return checks
 
-    def _layout_fn(self, t: TType, with_offset: bool = False) -> Callable[[Tuple[int, ...]], tuple]:
-        """symbol values -> (shape, strides) of type `t`, plus its offset when `with_offset`."""
-        groups = [tuple(t.shape), tuple(t.strides)] + ([t.offset] if with_offset else [])
-        if t.is_static():
-            const = tuple(groups)
-            return lambda syms: const
-        return py_groups(groups, self.symbols)
-
     def _build(self, tr: Translation, steps: Sequence[tuple]) -> List[tuple]:
         index = tr.index
         nodes = tr.nodes
         available = set(tr.placeholders)
         plan: List[tuple] = []
         reads: List[List[int]] = []  # per plan entry, the slots it reads
+        self._kernel_outs = {index[x] for kind, _, _, _, outputs, _, _ in steps if kind == "kernel" for x in outputs}
 
         for i, n in enumerate(nodes):
             if n.kind == "const":
@@ -191,25 +175,17 @@ class Executor:
             n_in, n_out = self.program.kernel_io(k)
             if n_in != len(in_slots) or n_out != len(out_slots):
                 raise ExecutorError(f"kernel {name}: {n_in}/{n_out} args vs step {len(in_slots)}/{len(out_slots)}")
-            try:
-                sym_idx = tuple(self.symbols.index(x) for x in self.program.kernel_symbols(k))
-            except ValueError as e:
-                raise ExecutorError(f"kernel {name} takes a size symbol the graph lacks: {e}")
+            syms_of = tuple(self.program.kernel_symbols(k))
+            missing = [x for x in syms_of if x not in self.symbols]
+            if missing:
+                raise ExecutorError(f"kernel {name} takes size symbol(s) the graph lacks: {missing}")
             outs = []
-            dynamic = bool(sym_idx)
             for s in out_slots:
                 t = nodes[s].type
                 if t is None:
                     raise ExecutorError(f"kernel {name} writes %{nodes[s].name} of unknown type")
-                dynamic = dynamic or not t.is_static()
-                outs.append((s, self._layout_fn(t), t.dtype))
-            if dynamic:
-                pooled = tuple((s, f, _OutputPool((), (), d)) for s, f, d in outs)
-                syms_of = _picker(sym_idx)
-                plan.append((_KERNEL_DYN, k, tuple(in_refs), pooled, syms_of, ()))
-            else:
-                static_outs = tuple(self._static_out(s, *f(()), d) for s, f, d in outs)
-                plan.append((_KERNEL, k, tuple(in_refs), static_outs, ()))
+                outs.append(self._kernel_out(s, t))
+            plan.append((_KERNEL, k, tuple(in_refs), tuple(outs), syms_of, ()))
             reads.append([r for r, _ in in_refs])
             available.update(out_slots)
             self.kernel_steps += 1
@@ -219,12 +195,16 @@ class Executor:
         return self._with_frees(plan, reads, set(out_slots) | set(self._inputs))
 
     @staticmethod
-    def _static_out(slot: int, shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: torch.dtype) -> tuple:
-        """(slot, shape, strides, dtype, pool or None) of a kernel output with static sizes."""
-        nbytes = dtype.itemsize
-        for d in shape:
+    def _kernel_out(slot: int, t: TType) -> tuple:
+        """(slot, shape, strides, dtype, pool or None) of a kernel output: static outputs of
+        1 MiB or more, and every dynamic one, get a pool (_OutputPool.take / take_sized)."""
+        if not t.is_static():
+            return (slot, tuple(t.shape), tuple(t.strides), t.dtype, _OutputPool((), (), t.dtype))
+        nbytes = t.dtype.itemsize
+        for d in t.shape:
             nbytes *= d
-        return (slot, shape, strides, dtype, _OutputPool(shape, strides, dtype) if nbytes >= _POOL_MIN_BYTES else None)
+        pool = _OutputPool(tuple(t.shape), tuple(t.strides), t.dtype) if nbytes >= _POOL_MIN_BYTES else None
+        return (slot, tuple(t.shape), tuple(t.strides), t.dtype, pool)
 
     def _view_root(self, slot: int) -> Tuple[int, int]:
         """(root slot, byte offset) of a kernel input: views resolve to the tensor they alias."""
@@ -240,9 +220,11 @@ class Executor:
 
     def _view_step(self, slot: int) -> Optional[tuple]:
         """A view (or chain of views) computed as one `as_strided` of the tensor it aliases, or
-        None when the types say too little. One call instead of one dispatched ATen op per view;
-        when the root's strides at run time differ from its type's (never expected: the types
-        come from eager's own meta), the chain of ATen view ops runs instead."""
+        None when the types say too little. One call instead of one dispatched ATen op per view.
+        Roots whose layout this executor guarantees (kernel outputs, inputs whose strides the
+        entry check compares, eager results it relayouts) need no check; for any other root the
+        run function compares its strides with its type's and, on a mismatch (never expected:
+        the types come from eager's own meta), runs the chain of ATen view ops instead."""
         n = self.nodes[slot]
         if n.kind not in _VIEW_KINDS or n.type is None:
             return None
@@ -256,22 +238,24 @@ class Executor:
         root_t = self.nodes[root].type
         if root_t is None:
             return None
-        view = self._layout_fn(n.type, with_offset=True)
-        if root_t.is_static():
-            root_strides = tuple(root_t.strides)
-            strides_of = lambda syms: root_strides  # noqa: E731
-        else:
-            strides_of = py_groups(root_t.strides, self.symbols)  # one group per stride: a tuple
-        return (_VIEW, slot, root, view, strides_of, tuple(reversed(chain)), ())
+        known = root in self._kernel_outs or root in self._checked_inputs or self._guard(root) is not None
+        view = (tuple(n.type.shape), tuple(n.type.strides), n.type.offset)
+        root_strides = None if known else tuple(root_t.strides)
+        return (_VIEW, slot, root, view, root_strides, tuple(reversed(chain)), ())
+
+    def _guard(self, slot: int) -> Optional[tuple]:
+        """(shape, strides, dtype) an eager step's result is relayouted to when it differs
+        (ATen may pick other strides than the meta kernel did), or None when not checked."""
+        n = self.nodes[slot]
+        if n.kind in _NOT_COMPUTED or n.kind in _VIEW_KINDS or n.type is None:
+            return None
+        return (tuple(n.type.shape), tuple(n.type.strides), n.type.dtype)
 
     def _eager_step(self, slot: int) -> tuple:
         n: GNode = self.nodes[slot]
         if n.kind == "input":
             raise ExecutorError(f"input %{n.name} is not bound")
-        guard = None
-        if n.kind not in _NOT_COMPUTED and n.kind not in _VIEW_KINDS and n.type is not None:
-            guard = (self._layout_fn(n.type), n.type.dtype)
-        return (_EAGER, slot, n.run, guard, ())
+        return (_EAGER, slot, n.run, self._guard(slot), ())
 
     @staticmethod
     def _with_frees(plan: List[tuple], reads: List[List[int]], keep: set) -> List[tuple]:
@@ -305,8 +289,11 @@ class Executor:
 
     def regenerate(self) -> None:
         """Prints the steps again as the run function (after a change to `_steps`)."""
-        self.source, self._run_fn = print_run(self._steps, self._inputs, self._outputs, self._template,
-                                              self._read_symbols, self)
+        try:
+            self.source, self._run_fn = print_run(self._steps, self._inputs, self._outputs, self._template,
+                                                  self.symbols, self._read_symbols, self)
+        except ValueError as e:
+            raise ExecutorError(str(e))
 
     def _eager(self, args: Sequence[Any], pos: int, a: Any, dtype: torch.dtype, strides: Any) -> Any:
         if not self._warned:

@@ -10,27 +10,40 @@ same `env` slots the steps name, so eager closures keep reading their operands f
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from .symbolic import py_text
+
 # Step tags (executor.py builds the steps).
-KERNEL, KERNEL_DYN, EAGER, VIEW = 0, 1, 2, 3
+KERNEL, EAGER, VIEW = 0, 1, 2
 
 
-def _guarded(guard: Tuple[Callable, torch.dtype]) -> Callable[[torch.Tensor, tuple], torch.Tensor]:
-    """v, syms -> v, or a copy of v in the layout and dtype its type promised."""
-    layout, dtype = guard
+def _dynamo_guards_fn(name: str, fallback: Callable) -> Callable:
+    """A tensor helper Inductor's wrappers call (torch._C._dynamo.guards: no dispatcher, about
+    half the host cost), or `fallback`, the public call with the same meaning."""
+    guards = getattr(getattr(torch._C, "_dynamo", None), "guards", None)
+    return getattr(guards, name, None) or fallback
 
-    def fix(v: torch.Tensor, syms: tuple) -> torch.Tensor:
-        shape, strides = layout(syms)
-        if v.stride() != strides or v.dtype != dtype:
-            fixed = torch.empty_strided(shape, strides, dtype=dtype)
-            fixed.copy_(v)
-            return fixed
-        return v
 
-    return fix
+# (shape, strides, dtype) -> a new CPU tensor.
+_empty_strided = _dynamo_guards_fn(
+    "_empty_strided_cpu", lambda shape, strides, dtype: torch.empty_strided(shape, strides, dtype=dtype))
+# (tensor, shape, strides, element offset from the tensor's own) -> a tensor on its storage.
+_reinterpret = _dynamo_guards_fn(
+    "_reinterpret_tensor", lambda t, shape, strides, inc: t.as_strided(shape, strides, t.storage_offset() + inc))
+
+
+_SYMBOL = re.compile(r"[a-z]+[0-9]+")  # Dynamo's size symbols: s0, s27, u3 (locals of run())
+
+
+def _relayout(v: torch.Tensor, shape: tuple, strides: tuple, dtype: torch.dtype) -> torch.Tensor:
+    """A copy of v in the layout and dtype its type promised."""
+    fixed = torch.empty_strided(shape, strides, dtype=dtype)
+    fixed.copy_(v)
+    return fixed
 
 
 def _chain(chain: Sequence[Tuple[int, Callable]]) -> Callable[[list], None]:
@@ -62,18 +75,43 @@ def _ptr(slot: int, offset: int) -> str:
     return f"env[{slot}].data_ptr() + {offset}" if offset else f"env[{slot}].data_ptr()"
 
 
+def _allocation(p: _Printer, tag: str, shape: tuple, strides: tuple, dtype: torch.dtype,
+                pool: Any) -> str:
+    """The expression allocating a kernel output: a fresh tensor, or the output's pool for
+    static outputs of executor._POOL_MIN_BYTES or more; a dynamic output asks the pool only
+    when its element count at run time reaches that size."""
+    fresh = f"empty_strided({py_text(shape)}, {py_text(strides)}, {p.bind(f'dtype_{tag}', dtype)})"
+    if pool is None:
+        return fresh
+    name = p.bind(f"pool_{tag}", pool)
+    if all(isinstance(d, int) for d in shape):
+        return f"{name}.take()"
+    numel = "*".join(py_text(d) for d in shape if d != 1) or "1"
+    return (f"{name}.take_sized({py_text(shape)}, {py_text(strides)}) "
+            f"if {numel} >= {pool.min_numel} else {fresh}")
+
+
 def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[Tuple[bool, Any]],
-              template: list, read_symbols: Optional[Callable], executor: Any) -> Tuple[str, Callable]:
+              template: list, symbols: Sequence[str], read_symbols: Optional[Callable],
+              executor: Any) -> Tuple[str, Callable]:
     """(source, function args -> outputs) running `steps` as executor.Executor describes them;
-    kernels launch through `executor.program`, read once per call."""
+    kernels launch through `executor.program`, read once per call. Shapes, strides and size
+    arguments are printed as expressions over the symbols, which are locals of the function."""
+    for name in symbols:
+        if not _SYMBOL.fullmatch(name):
+            raise ValueError(f"size symbol {name!r} is not a plain name")
     p = _Printer()
     p.bind("template", template)
     p.bind("executor", executor)
     p.bind("get_num_threads", torch.get_num_threads)
-    p.bind("empty_strided", torch.empty_strided)
+    p.bind("empty_strided", _empty_strided)
+    p.bind("reinterpret", _reinterpret)
+    p.bind("relayout", _relayout)
     if read_symbols is not None:
         p.bind("read_symbols", read_symbols)
         p.emit("syms = read_symbols(args)")
+        if symbols:
+            p.emit(f"{', '.join(symbols)}, = syms")
     else:
         p.emit("syms = ()")
     p.emit("env = template.copy()")
@@ -85,42 +123,39 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
     for j, step in enumerate(steps):
         tag = step[0]
         if tag == KERNEL:
-            _, k, in_refs, outs, frees = step
-            ptrs = [_ptr(s, off) for s, off in in_refs]
-            for n, (s, shape, strides, dtype, pool) in enumerate(outs):
-                if pool is None:
-                    d = p.bind(f"dtype_{j}_{n}", dtype)
-                    p.emit(f"env[{s}] = empty_strided({tuple(shape)!r}, {tuple(strides)!r}, dtype={d})")
-                else:
-                    p.emit(f"env[{s}] = {p.bind(f'pool_{j}_{n}', pool)}.take()")
-                ptrs.append(_ptr(s, 0))
-            p.emit(f"launch({k}, [{', '.join(ptrs)}], (), nthreads)")
-        elif tag == KERNEL_DYN:
             _, k, in_refs, outs, syms_of, frees = step
             ptrs = [_ptr(s, off) for s, off in in_refs]
-            for n, (s, layout, pool) in enumerate(outs):
-                lay, pl = p.bind(f"layout_{j}_{n}", layout), p.bind(f"pool_{j}_{n}", pool)
-                p.emit(f"env[{s}] = {pl}.take_sized(*{lay}(syms))")
+            for n, (s, shape, strides, dtype, pool) in enumerate(outs):
+                p.emit(f"env[{s}] = " + _allocation(p, f"{j}_{n}", shape, strides, dtype, pool))
                 ptrs.append(_ptr(s, 0))
-            p.emit(f"launch({k}, [{', '.join(ptrs)}], {p.bind(f'syms_{j}', syms_of)}(syms), nthreads)")
+            p.emit(f"launch({k}, [{', '.join(ptrs)}], {py_text(syms_of)}, nthreads)")
         elif tag == VIEW:
-            _, s, root, view, root_strides, chain, frees = step
-            p.emit(f"base = env[{root}]")
-            p.emit(f"if base.stride() == {p.bind(f'root_strides_{j}', root_strides)}(syms):")
-            p.emit(f"    shape, strides, off = {p.bind(f'view_{j}', view)}(syms)")
-            p.emit(f"    env[{s}] = base.as_strided(shape, strides, base.storage_offset() + off)")
-            p.emit("else:")
-            p.emit(f"    {p.bind(f'chain_{j}', _chain(chain))}(env)")
+            _, s, root, (shape, strides, offset), root_strides, chain, frees = step
+            view = f"env[{s}] = reinterpret(env[{root}], {py_text(shape)}, {py_text(strides)}, {py_text(offset)})"
+            if root_strides is None:
+                p.emit(view)
+            else:
+                p.emit(f"if env[{root}].stride() == {py_text(root_strides)}:")
+                p.emit("    " + view)
+                p.emit("else:")
+                p.emit(f"    {p.bind(f'chain_{j}', _chain(chain))}(env)")
         else:
             _, s, run, guard, frees = step
             call = f"{p.bind(f'run_{j}', run)}(env)"
-            if guard is not None:
-                call = f"{p.bind(f'guard_{j}', _guarded(guard))}({call}, syms)"
-            p.emit(f"env[{s}] = {call}")
+            if guard is None:
+                p.emit(f"env[{s}] = {call}")
+            else:
+                shape, strides, dtype = guard
+                d = p.bind(f"dtype_{j}", dtype)
+                p.emit(f"v = {call}")
+                p.emit(f"if v.stride() != {py_text(strides)} or v.dtype != {d}:")
+                p.emit(f"    v = relayout(v, {py_text(shape)}, {py_text(strides)}, {d})")
+                p.emit(f"env[{s}] = v")
         for s in frees:
             p.emit(f"env[{s}] = None")
     p.emit("return [" + "".join((f"env[{v}], " if is_node else f"{p.bind(f'out_{i}', v)}, ")
                                  for i, (is_node, v) in enumerate(outputs)) + "]")
     source = "def run(args):\n" + "\n".join(p.lines) + "\n"
-    exec(compile(source, "<autofuse executor>", "exec"), p.scope)  # noqa: S102 (printed above)
-    return source, p.scope["run"]
+    scope = dict(p.scope, max=max, min=min)
+    exec(compile(source, "<autofuse executor>", "exec"), scope)  # noqa: S102 (printed above)
+    return source, scope["run"]

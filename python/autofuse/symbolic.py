@@ -57,7 +57,7 @@ def free_symbols(sizes: Iterable[Size]) -> Set[sympy.Symbol]:
 
 
 def _text(e: Any, fn: Dict[str, str]) -> str:
-    if isinstance(e, int):
+    if isinstance(e, (int, str)):  # a str is a symbol by name
         return str(e)
     if e.is_Integer:
         return str(int(e))
@@ -99,18 +99,20 @@ def check(e: Size) -> bool:
         return False
 
 
+def py_text(g: Any) -> str:
+    """Python text of one size (an int expression) or of a list or tuple of sizes (a tuple
+    display), over the symbols by name."""
+    if isinstance(g, (list, tuple)):
+        return "(" + "".join(_text(e, _PY) + ", " for e in g) + ")"
+    return _text(g, _PY)
+
+
 def py_groups(groups: Sequence[Any], symbols: Sequence[str]) -> Callable[[Tuple[int, ...]], tuple]:
     """A function (the tuple of all symbol values, in `symbols` order) -> one value per group:
     a tuple of sizes for a list or tuple of sizes, an int for one size. One generated frame,
     for per-call layouts and size arguments."""
-
-    def text(g: Any) -> str:
-        if isinstance(g, (list, tuple)):
-            return "(" + "".join(_text(e, _PY) + ", " for e in g) + ")"
-        return _text(g, _PY)
-
     unpack = f"    {', '.join(symbols)}, = s\n" if symbols else ""
-    src = f"def groups(s):\n{unpack}    return ({''.join(text(g) + ', ' for g in groups)})\n"
+    src = f"def groups(s):\n{unpack}    return ({''.join(py_text(g) + ', ' for g in groups)})\n"
     scope = {"max": max, "min": min}
     exec(src, scope)  # noqa: S102 (our own generated text)
     return scope["groups"]

@@ -51,12 +51,15 @@ def test_a_root_with_unexpected_strides_runs_the_aten_view_chain():
     cf, rec = compiled_records(False)
     runner = rec.runner
     ran = []
-    # Make every root's expected strides wrong, and count the ATen view ops that run instead.
+    # Make every root's expected strides wrong (checking roots the executor would trust too),
+    # and count the ATen view ops that run instead.
     for i, s in enumerate(runner._steps):
         if s[0] == ex._VIEW:
-            wrong = lambda syms, real=s[4]: tuple(reversed(real(syms))) + (0,)  # noqa: E731
-            chain = tuple((c, lambda env, run=run: ran.append(run) or run(env)) for c, run in s[5])
-            runner._steps[i] = s[:4] + (wrong, chain) + s[6:]
+            _, slot, root, view, _strides, chain, frees = s
+            wrong = (-1,) * (len(runner.nodes[root].type.strides) + 1)
+            chain = tuple((c, lambda env, run=run: ran.append(run) or run(env)) for c, run in chain)
+            runner._steps[i] = (ex._VIEW, slot, root, view, wrong, chain, frees)
     runner.regenerate()
+    assert "stride() == (-1, " in runner.source
     torch.testing.assert_close(cf(*args(3)), mlp(*args(3)))
     assert ran, "the ATen view chain never ran"
