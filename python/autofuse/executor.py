@@ -21,8 +21,10 @@ import torch
 
 from .fx_to_graph import Translation
 from .ir_nodes import GNode, TType
+from .symbolic import Size, check, to_size
 from .executor_codegen import EAGER as _EAGER
 from .executor_codegen import KERNEL as _KERNEL
+from .executor_codegen import SIZE as _SIZE
 from .executor_codegen import VIEW as _VIEW
 from .executor_codegen import print_run
 
@@ -255,7 +257,23 @@ class Executor:
         n: GNode = self.nodes[slot]
         if n.kind == "input":
             raise ExecutorError(f"input %{n.name} is not bound")
+        size = self._size_expr(n)
+        if size is not None:
+            return (_SIZE, slot, size, ())
         return (_EAGER, slot, n.run, self._guard(slot), ())
+
+    def _size_expr(self, n: GNode) -> Optional[Size]:
+        """The value of an integer node (a SymInt the graph computes, e.g. the row count
+        s27*s77 of a reshape) as an expression over the symbols the run function reads, which
+        it prints as arithmetic instead of calling the FX op; None for any other node."""
+        if n.kind != "opaque" or n.fx is None or not isinstance(n.fx.meta.get("val"), torch.SymInt):
+            return None
+        e = to_size(n.fx.meta["val"])
+        if e is None or isinstance(e, int):
+            return e
+        if {x.name for x in e.free_symbols} <= set(self.symbols) and check(e):
+            return e
+        return None
 
     @staticmethod
     def _with_frees(plan: List[tuple], reads: List[List[int]], keep: set) -> List[tuple]:

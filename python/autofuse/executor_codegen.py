@@ -15,10 +15,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from .symbolic import py_text
+from .symbolic import SymbolReader, py_text
 
 # Step tags (executor.py builds the steps).
-KERNEL, EAGER, VIEW = 0, 1, 2
+KERNEL, EAGER, VIEW, SIZE = 0, 1, 2, 3
 
 
 def _dynamo_guards_fn(name: str, fallback: Callable) -> Callable:
@@ -92,7 +92,7 @@ def _allocation(p: _Printer, tag: str, shape: tuple, strides: tuple, dtype: torc
 
 
 def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[Tuple[bool, Any]],
-              template: list, symbols: Sequence[str], read_symbols: Optional[Callable],
+              template: list, symbols: Sequence[str], read_symbols: Optional[SymbolReader],
               executor: Any) -> Tuple[str, Callable]:
     """(source, function args -> outputs) running `steps` as executor.Executor describes them;
     kernels launch through `executor.program`, read once per call. Shapes, strides and size
@@ -108,8 +108,7 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
     p.bind("reinterpret", _reinterpret)
     p.bind("relayout", _relayout)
     if read_symbols is not None:
-        p.bind("read_symbols", read_symbols)
-        p.emit("syms = read_symbols(args)")
+        p.emit(f"syms = {read_symbols.expr('args')}")
         if symbols:
             p.emit(f"{', '.join(symbols)}, = syms")
     else:
@@ -139,6 +138,9 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
                 p.emit("    " + view)
                 p.emit("else:")
                 p.emit(f"    {p.bind(f'chain_{j}', _chain(chain))}(env)")
+        elif tag == SIZE:
+            _, s, size, frees = step
+            p.emit(f"env[{s}] = {py_text(size)}")
         else:
             _, s, run, guard, frees = step
             call = f"{p.bind(f'run_{j}', run)}(env)"

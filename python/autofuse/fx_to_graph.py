@@ -31,7 +31,7 @@ import torch.fx
 from . import aten_table
 from .aten_table import Plan, bind_args
 from .ir_nodes import DTYPE_NAMES, GNode, TType, make_call, print_graph, target_name
-from .symbolic import Size, SymbolSources, hint_value, py_groups, simplify, to_size
+from .symbolic import Size, SymbolReader, SymbolSources, hint_value, py_groups, simplify, to_size
 
 
 @dataclasses.dataclass
@@ -47,7 +47,7 @@ class Translation:
     fusible: int  # number of FX nodes mapped to a kernel-computable kind
     fx_ops: int  # number of FX call_function nodes (less getitems of values-only reductions)
     symbols: List[str]  # size symbols (header order); their values sit in env[-1] at run time
-    read_symbols: Optional[Callable[[Sequence[Any]], Tuple[int, ...]]]  # args -> symbol values
+    read_symbols: Optional[SymbolReader]  # args -> symbol values
     absorbed: List[Tuple[str, str]]  # (ATen op, FX name) of expands their users broadcast
 
 

@@ -174,12 +174,27 @@ class SymbolSources:
         """Symbol -> its value when the graph was captured."""
         return {s: hint_of(s, self.shape_env) for s in self.sources}
 
-    def reader(self, symbols: Sequence[sympy.Symbol]) -> Callable[[Sequence[Any]], Tuple[int, ...]]:
-        """A function args -> the values of `symbols`, read from the call's arguments."""
+    def reader(self, symbols: Sequence[sympy.Symbol]) -> "SymbolReader":
+        """Reads the values of `symbols` from the call's arguments."""
         parts = []
         for s in symbols:
             pos, kind, dim = self.sources[s]
-            parts.append({"int": f"int(a[{pos}])", "size": f"a[{pos}].shape[{dim}]",
-                          "stride": f"a[{pos}].stride({dim})"}[kind])
-        body = ", ".join(parts)
-        return eval(f"lambda a: ({body}{',' if len(parts) == 1 else ''})")  # noqa: S307
+            parts.append({"int": f"int({{a}}[{pos}])", "size": f"{{a}}[{pos}].shape[{dim}]",
+                          "stride": f"{{a}}[{pos}].stride({dim})"}[kind])
+        return SymbolReader("(" + "".join(p + ", " for p in parts) + ")")
+
+
+class SymbolReader:
+    """args -> the tuple of the size symbols' values, read off the call's arguments; `expr`
+    prints the same read over a named argument list (the executor's run function inlines it)."""
+
+    def __init__(self, template: str):
+        self._template = template  # a tuple display over `{a}`
+        self._fn = eval("lambda a: " + self.expr("a"))  # noqa: S307 (our own generated text)
+
+    def expr(self, args: str) -> str:
+        """The read as a Python expression over the argument list named `args`."""
+        return self._template.format(a=args)
+
+    def __call__(self, args: Sequence[Any]) -> Tuple[int, ...]:
+        return self._fn(args)
