@@ -5,6 +5,7 @@
 
 #include "graph/op_registry.h"
 #include "runtime/include/autofuse_cpu_tiling.h"
+#include "schedule/reduce_plan.h"
 #include "support/error.h"
 
 namespace af::codegen {
@@ -51,16 +52,20 @@ std::string reduce_tiling_function(const KernelContext& k, const TilingCall& c) 
   const std::string tile = k.sym_var.at(k.tile_param);
   std::string f = tiling_prologue(k);
   f += "  int64_t tile = 0, block = 0, block_dim = 1, key = 0;\n";
+  const std::string compute = std::to_string(c.compute_milli) + " / AF_LANES";
+  const std::string model = std::to_string(c.passes) + ", af_max(" +
+                            std::to_string(c.memory_milli) + ", " + compute + "), af_max(" +
+                            std::to_string(c.split_memory_milli) + ", " + compute + ")";
   if (c.family == "reduce_inner") {
     f += "  af_tiling_reduce(AF_LANES, " + cpp_expr(k, c.a) + ", " + cpp_expr(k, c.b) + ", " +
          std::to_string(c.bytes_per_element) + ", " + std::to_string(c.ub_bytes) + ", " +
-         (c.two_cases ? "1" : "0") + ", target, &tile, &block, &block_dim, &key);\n";
+         (c.two_cases ? "1" : "0") + ", " + model + ", target, &tile, &block, &block_dim, &key);\n";
   } else {
     // One chunk of AF_OUTER_VECTORS x AF_LANES columns per row of the block split; the row
     // "length" is the reduced extent times the chunk.
     f += "  const int64_t " + tile + " = AF_LANES * AF_OUTER_VECTORS;\n";
     f += "  af_tiling_reduce(AF_LANES, " + cpp_expr(k, c.a) + ", " + cpp_expr(k, c.b) + " * " +
-         tile + ", 0, 0, 0, target, &tile, &block, &block_dim, &key);\n";
+         tile + ", 0, 0, 0, " + model + ", target, &tile, &block, &block_dim, &key);\n";
     f += "  tile = " + tile + ";\n";
   }
   f += "  td->" + tile + " = tile;\n";
@@ -114,10 +119,23 @@ TilingCall tiling_call(const KernelContext& k) {
   for (const ascir::AscNode& n : g.nodes) {
     const graph::OpDef* def = graph::find_op(n.op);
     if (n.op == "cast") c.compute_milli += 1000;
-    if (def && def->cls == graph::OpClass::Elementwise)
+    if (def && (def->cls == graph::OpClass::Elementwise || def->cls == graph::OpClass::Reduce))
       c.compute_milli += static_cast<int64_t>(def->cost * 1000);
   }
   if (is_reduce_case(k)) {
+    // Per row element: every full load read once (all_load, from the row buffer after the first
+    // pass) or once per pass (split), every full store written once.
+    const schedule::ReducePlan plan = schedule::plan_reduce(g);
+    int64_t load_bytes = 0, store_bytes = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const ascir::AscNode& n = g.nodes[i];
+      if (!plan.full[i]) continue;
+      if (n.op == "load") load_bytes += dtype_size(n.out.dtype);
+      if (n.op == "store") store_bytes += dtype_size(n.out.dtype);
+    }
+    c.passes = plan.passes;
+    c.memory_milli = (load_bytes + store_bytes) * 1000 / 8;
+    c.split_memory_milli = (plan.passes * load_bytes + store_bytes) * 1000 / 8;
     c.a = g.axis(k.block_parent).size;
     if (c.family == "reduce_inner") {
       c.b = g.axis(k.vec_parent).size;
@@ -169,12 +187,16 @@ TilingChoice evaluate_tiling(const ascir::AscGraph& g, const sym::Bindings& valu
     out.tiling_key = g.schedule->tiling_key;
     out.stream_stores = af_tiling_stream_stores(c.output_bytes.eval(values));
   } else if (c.family == "reduce_inner") {
-    af_tiling_reduce(lanes, a, b, c.bytes_per_element, c.ub_bytes, c.two_cases ? 1 : 0, &t,
-                     &out.tile, &out.block, &out.block_dim, &out.tiling_key);
+    af_tiling_reduce(lanes, a, b, c.bytes_per_element, c.ub_bytes, c.two_cases ? 1 : 0, c.passes,
+                     std::max(c.memory_milli, c.compute_milli / lanes),
+                     std::max(c.split_memory_milli, c.compute_milli / lanes), &t, &out.tile,
+                     &out.block, &out.block_dim, &out.tiling_key);
     out.stream_stores = af_tiling_stream_stores(c.output_bytes.eval(values));
   } else {
-    af_tiling_reduce(lanes, a, b * chunk, 0, 0, 0, &t, &out.tile, &out.block, &out.block_dim,
-                     &out.tiling_key);
+    af_tiling_reduce(lanes, a, b * chunk, 0, 0, 0, c.passes,
+                     std::max(c.memory_milli, c.compute_milli / lanes),
+                     std::max(c.split_memory_milli, c.compute_milli / lanes), &t, &out.tile,
+                     &out.block, &out.block_dim, &out.tiling_key);
     out.tile = chunk;
   }
   return out;

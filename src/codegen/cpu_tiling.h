@@ -27,6 +27,9 @@ struct TilingCall {
   /// units of a plain f32 copy (bytes_per_element / 8), and the summed registry cost of the
   /// compute nodes, which the tiling function divides by the lanes; the larger one counts.
   int64_t memory_milli = 0, compute_milli = 0;
+  /// Reductions: the passes over a row, and the memory traffic of the split case, which reads
+  /// its inputs once per pass (memory_milli is the all_load case's: each input read once).
+  int64_t passes = 1, split_memory_milli = 0;
 };
 
 /// The TilingCall of analyzed kernel `k`. Throws CompileError naming the kernel when a size

@@ -8,10 +8,6 @@
 
 #include "autofuse_cpu_int.h"
 
-/* A reduction block gets at least this many elements, so small tensors run as one block on the
- * calling thread instead of paying for a thread-pool round trip. */
-#define AF_MIN_BLOCK_ELEMENTS 16384
-
 /* The cost model of the "elementwise" TilingCase, in units of `work` = the time one element of
  * a plain f32 copy takes (load + store of 4 bytes each), scaled by 1000 so it stays integer:
  *   per element   `work_milli` / 1000 (compile time: max(memory bytes / 8, compute cost /
@@ -61,7 +57,7 @@ AF_INLINE void af_tiling_elementwise(int64_t lanes, int64_t inner, int64_t outer
   *block_dim = 1;
   if (inner == 0 || outer == 0) return;
   int64_t max_tile = af_max(lanes, (ub / bpe) / lanes * lanes);
-  int64_t min_nt = af_ceildiv(inner, max_tile);    /* the buffer budget */
+  int64_t min_nt = af_ceildiv(inner, max_tile);         /* the buffer budget */
   int64_t max_nt = af_max(1, af_ceildiv(inner, lanes)); /* tiles hold >= lanes elements */
   int64_t best = -1;
   for (int64_t b = 1; b <= cores; ++b) {
@@ -100,32 +96,63 @@ AF_INLINE int64_t af_tiling_stream_stores(int64_t output_bytes) {
 /* The reduction TilingCases (docs/schedule.md). The kernel's loop nest is
  *     block_outer x block_inner over `rows` (kept index) x the passes over the reduced extent.
  * "reduce_inner" (the reduced dim is innermost in memory) chooses:
+ *   key        0 "all_load" when the row's cached values (buffer_bytes_per_element per element)
+ *              fit the row buffer of buffer_bytes, else 1 "split" (every pass re-reads its
+ *              inputs); with `two_cases` 0 only one case exists and the key stays 0;
  *   tile       elements of a row per tile (a multiple of `lanes`, at most AF_REDUCE_TILE): sums
  *              are accumulated per tile and then across tiles (cascade: small rounding error);
- *   block      rows per block, block_dim blocks: min(cores, rows, elements /
- * AF_MIN_BLOCK_ELEMENTS); key        0 "all_load" when the row's cached values
- * (buffer_bytes_per_element per element) fit the row buffer of buffer_bytes, else 1 "split" (every
- * pass re-reads its inputs); with `two_cases` 0 only one case exists and the key stays 0.
+ *   block      rows per block, block_dim blocks, from the cost model below.
  * "reduce_outer" (a kept dim is innermost): tile = AF_OUTER_VECTORS x lanes columns per
- * chunk, rows = chunks. */
+ * chunk, rows = chunks, row_len = the reduced extent x the chunk.
+ *
+ * The cost model, in the units of af_tiling_time: a row costs
+ *     passes x tiles per row x AF_TILE_OVERHEAD  +  row_len x work_milli / 1000
+ * where work_milli is the per-element work of the chosen case over all its passes (compile
+ * time, cpu_tiling.cpp: max(memory traffic / 8 bytes, compute cost / lanes); the split case
+ * reads its inputs once per pass). Blocks take whole rows; b blocks cost the rows of the
+ * fullest block plus AF_BLOCK_OVERHEAD when more than one runs. The solver tries every block
+ * count up to the cores (O(cores), no allocation) and keeps the cheapest; ties go to fewer
+ * blocks. */
 #define AF_REDUCE_TILE 2048
 /* Vectors per column chunk of "reduce_outer": 4 x 32 bytes = two cache lines of each row. */
 #define AF_OUTER_VECTORS 4
 
-AF_INLINE void af_tiling_reduce(int64_t lanes, int64_t rows, int64_t row_len, int64_t buffer_bytes_per_element,
-                                int64_t buffer_bytes, int64_t two_cases, const af_target* target,
-                                int64_t* tile, int64_t* block, int64_t* block_dim, int64_t* key) {
+/* The model time (units x 1000) of `rows` rows of cost `row_cost` (x1000) in blocks of
+ * `per_block` rows on `cores` cores. */
+AF_INLINE int64_t af_reduce_time(int64_t rows, int64_t per_block, int64_t row_cost, int64_t cores) {
+  int64_t blocks = af_ceildiv(rows, per_block);
+  int64_t waves = af_ceildiv(blocks, cores);
+  return waves * per_block * row_cost + (blocks > 1 ? AF_BLOCK_OVERHEAD * 1000 : 0);
+}
+
+AF_INLINE void af_tiling_reduce(int64_t lanes, int64_t rows, int64_t row_len,
+                                int64_t buffer_bytes_per_element, int64_t buffer_bytes,
+                                int64_t two_cases, int64_t passes, int64_t all_load_work_milli,
+                                int64_t split_work_milli, const af_target* target, int64_t* tile,
+                                int64_t* block, int64_t* block_dim, int64_t* key) {
   int64_t cores = (target && target->cores > 0) ? target->cores : 1;
   if (rows < 0) rows = 0;
   if (row_len < 0) row_len = 0;
+  *key = (two_cases && row_len * buffer_bytes_per_element > buffer_bytes) ? 1 : 0;
   int64_t t = af_ceildiv(af_max(row_len, 1), lanes) * lanes;
   *tile = af_min(t, AF_REDUCE_TILE);
-  int64_t want = af_min(cores, af_max(1, rows * af_max(row_len, 1) / AF_MIN_BLOCK_ELEMENTS));
-  int64_t blocks = af_max(1, af_min(want, rows));
-  int64_t b = af_max(1, af_ceildiv(rows, blocks));
-  *block = b;
-  *block_dim = rows > 0 ? af_ceildiv(rows, b) : 1;
-  *key = (two_cases && row_len * buffer_bytes_per_element > buffer_bytes) ? 1 : 0;
+  *block = af_max(rows, 1);
+  *block_dim = 1;
+  if (rows <= 1) return;
+  int64_t work = af_max(1, *key ? split_work_milli : all_load_work_milli);
+  int64_t row_cost =
+      af_max(1, passes) * af_ceildiv(af_max(row_len, 1), *tile) * AF_TILE_OVERHEAD * 1000 +
+      af_max(row_len, 1) * work;
+  int64_t best = af_reduce_time(rows, rows, row_cost, cores);
+  for (int64_t b = 2; b <= af_min(cores, rows); ++b) {
+    int64_t per_block = af_ceildiv(rows, b);
+    int64_t time = af_reduce_time(rows, per_block, row_cost, cores);
+    if (time < best) {
+      best = time;
+      *block = per_block;
+      *block_dim = af_ceildiv(rows, per_block);
+    }
+  }
 }
 
 #endif /* AUTOFUSE_CPU_TILING_H */
