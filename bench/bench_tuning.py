@@ -14,7 +14,7 @@ on the same buffers (the executor's, kept alive), interleaved round-robin. The s
 program is the A/A check: solver again / solver is the noise level of this run, including what
 merely being another program object costs. Printed per case: the tiling each picks (cores,
 tile budget, block_dim), the medians, tuned/solver and A/A; then the geomean and worst
-tuned/solver against the A/A spread.
+tuned/solver against the A/A spread, and the cases where tuning chose another tiling.
 
 BENCH_THREADS sets torch's thread count (the cores the kernels may use; default: torch's);
 BENCH_ROWS=a,b,.. replaces the extra row counts.
@@ -147,17 +147,23 @@ def main() -> None:
         med, _ = interleaved_medians(fns, rounds, inner=inner, warmup=2)
         r = med["tuned"] / med["solver"]
         a = med["solver again"] / med["solver"]
-        ratios.append(r)
+        same = {key: v for key, v in tilings["tuned"].items() if key != "source"} == \
+            {key: v for key, v in tilings["solver"].items() if key != "source"}
+        ratios.append((r, same))
         aa.append(a)
         print(f"{name:<22}{rows:>7}{fmt_tiling(tilings['solver']):>16}{fmt_tiling(tilings['tuned']):>16}"
               f"{med['solver'] * 1e6:>9.1f}us{med['tuned'] * 1e6:>9.1f}us{r:>13.3f}x{a:>7.3f}x")
     band = max(max(aa), 1 / min(aa))
-    worse = [r for r in ratios if r > band]
-    print(f"\ngeomean tuned/solver {geomean(ratios):.3f} (below 1: tuning gains); best "
-          f"{min(ratios):.3f}, worst {max(ratios):.3f}")
-    print(f"noise (A/A, solver vs a second untuned program): geomean {geomean(aa):.3f}, spread {1 / min(aa):.3f}-"
-          f"{max(aa):.3f}; cases where tuned is slower than the solver beyond that spread: "
-          f"{len(worse)} of {len(ratios)}")
+    all_r = [r for r, _ in ratios]
+    changed = [r for r, same in ratios if not same]
+    worse = [r for r in all_r if r > band]
+    print(f"\ngeomean tuned/solver {geomean(all_r):.3f} (below 1: tuning gains); best "
+          f"{min(all_r):.3f}, worst {max(all_r):.3f}")
+    print(f"noise (A/A, solver vs a second untuned program): geomean {geomean(aa):.3f}, spread "
+          f"{1 / min(aa):.3f}-{max(aa):.3f}; cases where tuned is slower than the solver beyond "
+          f"that spread: {len(worse)} of {len(ratios)}")
+    print(f"tuning chose another tiling than the solver in {len(changed)} of {len(ratios)} cases"
+          + (f": geomean tuned/solver {geomean(changed):.3f}, worst {max(changed):.3f}" if changed else ""))
     print(f"\n{load_line()}; total bench time {time.perf_counter() - start:.0f} s")
 
 

@@ -44,6 +44,16 @@ af_tiling_header plan_tiling(af_tiling_fn tiling, const int64_t* symbols, int nt
   return run_tiling(tiling, symbols, std::max(nthreads, 1), t, 0, tiling_data);
 }
 
+std::array<unsigned char, AF_MAX_TILING_DATA_BYTES> tiling_data(af_tiling_fn tiling,
+                                                                const int64_t* symbols,
+                                                                int nthreads,
+                                                                const schedule::Target& t,
+                                                                int64_t ub_bytes) {
+  alignas(64) std::array<unsigned char, AF_MAX_TILING_DATA_BYTES> data{};
+  run_tiling(tiling, symbols, std::max(nthreads, 1), t, ub_bytes, data.data());
+  return data;
+}
+
 void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const int64_t* symbols,
             int nthreads, const schedule::Target& t, int64_t ub_bytes) {
   if (nthreads < 1) nthreads = 1;

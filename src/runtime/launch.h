@@ -1,5 +1,6 @@
 // Kernel launch: run a kernel's tiling function, then its block_dim blocks on the thread pool.
 #pragma once
+#include <array>
 #include <cstdint>
 
 #include "runtime/include/autofuse_abi.h"
@@ -21,5 +22,14 @@ void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const i
 /// cores and t's buffer budget; runs no kernel. Throws as launch() does.
 af_tiling_header plan_tiling(af_tiling_fn tiling, const int64_t* symbols, int nthreads,
                              const schedule::Target& t);
+
+/// The whole TilingData the tiling function writes for `symbols` with `nthreads` cores and a
+/// tile budget of `ub_bytes` (0: t's), zero beyond what it writes: launches with equal
+/// TilingData run the same blocks. Runs no kernel. Throws as launch() does.
+std::array<unsigned char, AF_MAX_TILING_DATA_BYTES> tiling_data(af_tiling_fn tiling,
+                                                                const int64_t* symbols,
+                                                                int nthreads,
+                                                                const schedule::Target& t,
+                                                                int64_t ub_bytes);
 
 }  // namespace af::runtime

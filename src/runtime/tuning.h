@@ -21,7 +21,7 @@ namespace af::runtime {
 struct TuneChoice {
   int64_t cores = 0;     // threads the tiling function may use
   int64_t ub_bytes = 0;  // tile buffer budget
-  int64_t ns = 0;        // its measured median time
+  int64_t ns = 0;        // its measured median time (0: the only distinct tiling, not timed)
 };
 
 /// The table of tuned choices, keyed by kernel key | target | threads | shape bucket, backed
@@ -55,7 +55,9 @@ class TuningTable {
 
 /// The shape bucket of one size symbol value: its bit length (7 and 5 share a bucket, 7 and 9
 /// do not).
-int bucket_of(int64_t value);
+inline int bucket_of(int64_t value) {
+  return value <= 0 ? 0 : 64 - __builtin_clzll(static_cast<uint64_t>(value));
+}
 
 /// The choices one kernel has launched with, by thread count and shape bucket: the launch fast
 /// path in front of a TuningTable (no key string, no map, no lock on a hit: entries are written
@@ -69,9 +71,12 @@ class KernelTuningCache {
   void put(int nthreads, const int64_t* symbols, size_t n, const TuneChoice& c);
 
  private:
+  /// The buckets of a launch's symbols, packed one byte each (unused bytes 0): one compare.
+  static uint64_t pack_buckets(const int64_t* symbols, size_t n);
+
   struct Entry {
     int nthreads = 0;
-    int8_t buckets[kMaxSymbols] = {};
+    uint64_t buckets = 0;  // pack_buckets
     TuneChoice choice;
   };
   std::mutex mu_;  // serialises put()
@@ -85,7 +90,8 @@ std::string tuning_key(const std::string& kernel_key, const schedule::Target& t,
                        const int64_t* symbols, size_t num_symbols);
 
 /// Times the kernel under each candidate target (threads 1..nthreads x tile budgets of 1/8,
-/// 1/4, 1/2, 1 and 2 x t.ub_bytes) in `reps` interleaved rounds (a sample of a kernel shorter
+/// 1/4, 1/2, 1 and 2 x t.ub_bytes) whose TilingData differs from every earlier one's (the
+/// untuned choice first), in `reps` interleaved rounds (a sample of a kernel shorter
 /// than ~20 us times a batch of launches) and returns the fastest by median, or the untuned
 /// choice (all threads, t.ub_bytes) unless the fastest takes under 90% of its time. The kernel
 /// runs on `args` about (reps x batch + 1) x candidates times: it must not read its outputs

@@ -269,6 +269,33 @@ TEST(Tuning, KernelCacheFindsByThreadsAndBucketUpToItsCapacity) {
   EXPECT_FALSE(cache.find(2, many, KernelTuningCache::kMaxSymbols + 1));  // the table's job
 }
 
+/// A tiling function that ignores the target: every candidate gets the same TilingData.
+extern "C" void target_blind_tiling(const int64_t* symbols, const af_target*, void* data) {
+  auto* td = static_cast<TestTiling*>(data);
+  td->n = symbols[0];
+  td->h.block_dim = symbols[1];
+  td->h.tiling_key = 7;
+}
+
+TEST(Tuning, OnlyDistinctTilingsAreTimed) {
+  schedule::Target t;
+  t.ub_bytes = 65536;
+  TestTiling out{};
+  void* args[] = {&out};
+  int64_t symbols[] = {5, 2};
+  // Every candidate target gives the same TilingData: nothing to measure, the untuned choice.
+  for (auto& r : g_block_runs) r = 0;
+  TuneChoice c = measure_tilings(target_blind_tiling, test_kernel, args, symbols, 2, t);
+  EXPECT_EQ(c.cores, 2);
+  EXPECT_EQ(c.ub_bytes, 65536);
+  EXPECT_EQ(c.ns, 0);
+  EXPECT_EQ(g_block_runs[0].load(), 0) << "a kernel ran although no tiling differed";
+  // test_tiling copies the target into its TilingData: every candidate differs and is timed.
+  c = measure_tilings(test_tiling, test_kernel, args, symbols, 2, t, 3);
+  EXPECT_GT(g_block_runs[0].load(), 10 * 3);  // 10 candidates x 3 rounds, at least
+  EXPECT_GT(c.ns, 0);
+}
+
 // ---- LoadedModule on a system library ----
 
 TEST(LoadedModule, FindsSymbolsAndNamesMissingOnes) {
