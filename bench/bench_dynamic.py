@@ -24,6 +24,7 @@ The autofuse JIT cache and Inductor's cache live in a fresh temporary directory
 BENCH_SHAPES=N runs only the first N shapes; BENCH_HIDDEN sets the hidden size; BENCH_THREADS
 sets torch's thread count (which autofuse kernels use too): on a busy machine a 2-thread parallel
 region waits whenever one thread is descheduled, so BENCH_THREADS=1 gives steadier numbers.
+BENCH_BUDGET_S sets the seconds of timing rounds in part 1 (default 90): more rounds, less noise.
 """
 import contextlib
 import math
@@ -59,7 +60,8 @@ HIDDEN = int(os.environ.get("BENCH_HIDDEN", "512"))
 SHAPES = [(2, 13), (1, 13), (3, 7), (1, 2039), (4, 2), (2, 7), (5, 33), (7, 100), (1, 2), (8, 17),
           (3, 9), (2, 127), (6, 5), (1, 64), (2, 3), (4, 4), (9, 11), (1, 31), (3, 255), (2, 2039)]
 VARIANTS = ("autofuse dynamic", "autofuse static", "inductor dynamic", "eager")
-TIME_BUDGET_S = 90.0  # timing rounds over all shapes (compiles come on top)
+# Seconds of timing rounds over all shapes (compiles come on top), BENCH_BUDGET_S to change.
+TIME_BUDGET_S = float(os.environ.get("BENCH_BUDGET_S", "90"))
 
 
 def call_block(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -140,8 +142,10 @@ def model_bench(shapes: List[Tuple[int, int]]) -> None:
           + f"{'dyn/static':>11}{'dyn/ind':>9}{'calls':>7}")
     for shape, xs in inputs.items():
         fns = {v: (lambda f=compiled[v], x=xs[v]: f(model, x)) for v in VARIANTS}
-        budget = max(1.0, TIME_BUDGET_S * eager_once[shape] / total)
-        rounds = rounds_for(fns, budget, 5, 400)
+        # Half the budget in equal shares (small shapes are the noisy ones: many short calls),
+        # half in proportion to the shape's eager time.
+        budget = TIME_BUDGET_S / 2 * (1 / len(inputs) + eager_once[shape] / total)
+        rounds = rounds_for(fns, budget, 5, 2000)
         med, _ = interleaved_medians(fns, rounds, warmup=1, settle=0)
         rows.append((shape, med))
         print(f"{str(shape):<14}" + "".join(f"{fmt(med[v]):>18}" for v in VARIANTS)
