@@ -309,7 +309,7 @@ class Executor:
         """Prints the steps again as the run function (after a change to `_steps`)."""
         try:
             self.source, self._run_fn = print_run(self._steps, self._inputs, self._outputs, self._template,
-                                                  self.symbols, self._read_symbols, self)
+                                                  self.symbols, self._read_symbols, self.program.launch)
         except ValueError as e:
             raise ExecutorError(str(e))
 

@@ -93,16 +93,16 @@ def _allocation(p: _Printer, tag: str, shape: tuple, strides: tuple, dtype: torc
 
 def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[Tuple[bool, Any]],
               template: list, symbols: Sequence[str], read_symbols: Optional[SymbolReader],
-              executor: Any) -> Tuple[str, Callable]:
+              launch: Callable) -> Tuple[str, Callable]:
     """(source, function args -> outputs) running `steps` as executor.Executor describes them;
-    kernels launch through `executor.program`, read once per call. Shapes, strides and size
+    kernels run through `launch` (the program's Program.launch). Shapes, strides and size
     arguments are printed as expressions over the symbols, which are locals of the function."""
     for name in symbols:
         if not _SYMBOL.fullmatch(name):
             raise ValueError(f"size symbol {name!r} is not a plain name")
     p = _Printer()
     p.bind("template", template)
-    p.bind("executor", executor)
+    p.bind("launch", launch)
     p.bind("get_num_threads", torch.get_num_threads)
     p.bind("empty_strided", _empty_strided)
     p.bind("reinterpret", _reinterpret)
@@ -117,7 +117,6 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
     p.emit("env[-1] = syms")
     for i, slot in enumerate(inputs):
         p.emit(f"env[{slot}] = args[{i}]")
-    p.emit("launch = executor.program.launch")
     p.emit("nthreads = get_num_threads()")
     for j, step in enumerate(steps):
         tag = step[0]
