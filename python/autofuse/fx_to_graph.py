@@ -31,7 +31,7 @@ import torch.fx
 from . import aten_table
 from .aten_table import Plan, bind_args
 from .ir_nodes import DTYPE_NAMES, GNode, TType, make_call, print_graph, target_name
-from .symbolic import Size, SymbolReader, SymbolSources, hint_value, py_groups, simplify, to_size
+from .symbolic import Size, SymbolReader, SymbolSources, hint_value, py_sizes, simplify, to_size
 
 
 @dataclasses.dataclass
@@ -142,7 +142,7 @@ class _Builder:
         if all(isinstance(d, int) for d in sizes):
             const = tuple(sizes)
             return lambda env: const
-        f = py_groups(list(sizes), [str(x) for x in self.symbols])
+        f = py_sizes(list(sizes), [str(x) for x in self.symbols])
         return lambda env: f(env[-1])
 
     # Values in logical order ---------------------------------------------------------------------

@@ -107,15 +107,13 @@ def py_text(g: Any) -> str:
     return _text(g, _PY)
 
 
-def py_groups(groups: Sequence[Any], symbols: Sequence[str]) -> Callable[[Tuple[int, ...]], tuple]:
-    """A function (the tuple of all symbol values, in `symbols` order) -> one value per group:
-    a tuple of sizes for a list or tuple of sizes, an int for one size. One generated frame,
-    for per-call layouts and size arguments."""
+def py_sizes(sizes: Sequence[Size], symbols: Sequence[str]) -> Callable[[Tuple[int, ...]], Tuple[int, ...]]:
+    """A function (the tuple of all symbol values, in `symbols` order) -> the tuple of the
+    values of `sizes`, in one generated frame."""
     unpack = f"    {', '.join(symbols)}, = s\n" if symbols else ""
-    src = f"def groups(s):\n{unpack}    return ({''.join(py_text(g) + ', ' for g in groups)})\n"
     scope = {"max": max, "min": min}
-    exec(src, scope)  # noqa: S102 (our own generated text)
-    return scope["groups"]
+    exec(f"def sizes(s):\n{unpack}    return {py_text(tuple(sizes))}\n", scope)  # noqa: S102 (our own text)
+    return scope["sizes"]
 
 
 def hint_of(sym: sympy.Symbol, shape_env: Any) -> Optional[int]:

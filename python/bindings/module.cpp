@@ -162,10 +162,7 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
     }
     seen.put(nthreads, symbols.data(), symbols.size(), *c);
   }
-  if (c->cores == nthreads && c->ub_bytes == p.target.ub_bytes)
-    af::runtime::launch(tiling, kernel, args, symbols.data(), nthreads, p.target);  // the model's
-  else
-    af::runtime::launch_tuned(tiling, kernel, args, symbols.data(), *c, p.target);
+  af::runtime::launch_tuned(tiling, kernel, args, symbols.data(), *c, p.target);
 }
 
 /// What kernel k's launch with `syms` and `nthreads` would use: the tiling function's block_dim

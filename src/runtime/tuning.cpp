@@ -97,32 +97,25 @@ TuneChoice measure_tilings(af_tiling_fn tiling, af_kernel_fn kernel, void* const
                            const int64_t* symbols, int nthreads, const schedule::Target& t,
                            int reps) {
   using clock = std::chrono::steady_clock;
+  // The candidates with distinct TilingData: equal TilingData run the same blocks, and timing
+  // copies would only let noise pick a copy of the model's tiling. cands[0] is the model's
+  // choice (all threads, the target's budget).
   std::vector<TuneChoice> cands;
-  size_t model = 0;  // what the tiling model picks untuned: all threads, the target's budget
-  for (int64_t cores = 1; cores <= std::max(nthreads, 1); ++cores) {
-    for (int64_t ub :
-         {t.ub_bytes / 8, t.ub_bytes / 4, t.ub_bytes / 2, t.ub_bytes, 2 * t.ub_bytes}) {
-      if (cores == std::max(nthreads, 1) && ub == t.ub_bytes) model = cands.size();
-      cands.push_back({cores, std::max<int64_t>(ub, 4096), 0});
-    }
-  }
-  // Candidates whose TilingData equal an earlier one's run the same blocks: one of them is
-  // timed (the model's first), so noise cannot pick a copy of the model's tiling.
-  {
-    std::vector<TuneChoice> distinct = {cands[model]};
-    std::vector<std::array<unsigned char, AF_MAX_TILING_DATA_BYTES>> data = {tiling_data(
-        tiling, symbols, static_cast<int>(cands[model].cores), t, cands[model].ub_bytes)};
-    for (size_t i = 0; i < cands.size(); ++i) {
-      if (i == model) continue;
-      auto d = tiling_data(tiling, symbols, static_cast<int>(cands[i].cores), t, cands[i].ub_bytes);
-      if (std::find(data.begin(), data.end(), d) != data.end()) continue;
-      distinct.push_back(cands[i]);
-      data.push_back(d);
-    }
-    cands = std::move(distinct);
-    model = 0;
-  }
-  if (cands.size() == 1) return cands[0];
+  std::vector<std::array<unsigned char, AF_MAX_TILING_DATA_BYTES>> seen;
+  auto consider = [&](int64_t cores, int64_t ub) {
+    TuneChoice c{cores, std::max<int64_t>(ub, 4096), 0};
+    auto data = tiling_data(tiling, symbols, static_cast<int>(c.cores), t, c.ub_bytes);
+    if (std::find(seen.begin(), seen.end(), data) != seen.end()) return;
+    seen.push_back(data);
+    cands.push_back(c);
+  };
+  const int64_t threads = std::max(nthreads, 1);
+  consider(threads, t.ub_bytes);
+  for (int64_t cores = 1; cores <= threads; ++cores)
+    for (int64_t ub : {t.ub_bytes / 8, t.ub_bytes / 4, t.ub_bytes / 2, t.ub_bytes, 2 * t.ub_bytes})
+      consider(cores, ub);
+  const size_t model = 0;
+  if (cands.size() == 1) return cands[model];
   auto time_ns = [&](const TuneChoice& c, int64_t launches) {
     auto start = clock::now();
     for (int64_t i = 0; i < launches; ++i) launch_tuned(tiling, kernel, args, symbols, c, t);
