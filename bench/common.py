@@ -1,5 +1,6 @@
 """Shared benchmark helpers: medians of repeated timings and a STREAM-style triad measured in
 the same run, so every number is read against this machine's bandwidth right now."""
+import random
 import statistics
 import time
 import types
@@ -32,7 +33,9 @@ def interleaved_medians(fns: Dict[str, Callable[[], object]], rounds: int, inner
     """(median, fastest) seconds per call of each fn, timed round-robin: every round times
     `inner` calls of each fn in turn, so a burst of load from other processes on a shared
     machine hits all of them alike instead of whichever happened to be running; the order
-    rotates from round to round, so no fn owns a position. `settle`
+    is shuffled every round (a fixed seed), so no fn owns a position or a predecessor: what a
+    call leaves in the caches (a model's weights read, or evicted) shapes the next call's time,
+    and a rotation would still put each fn after the same other fn in most rounds. `settle`
     untimed calls precede each timed block, so what the previous fn left behind (OpenMP workers
     still spinning after their parallel region) is not charged to the next one."""
     for fn in fns.values():
@@ -40,9 +43,10 @@ def interleaved_medians(fns: Dict[str, Callable[[], object]], rounds: int, inner
             fn()
     samples: Dict[str, list] = {name: [] for name in fns}
     order = list(fns.items())
+    shuffle = random.Random(0).shuffle
     for r in range(rounds):
-        # Each round starts at the next fn, so no fn always runs right after the same one.
-        for name, fn in order[r % len(order):] + order[:r % len(order)]:
+        shuffle(order)
+        for name, fn in order:
             for _ in range(settle):
                 fn()
             t0 = time.perf_counter()
