@@ -322,6 +322,17 @@ NATIVE_OPS = [
     aten.all.dims,
 ]
 
+# ATen ops the executor runs with an `out=` tensor it allocates itself, pooled across calls
+# when large (executor._OutputPool), as it does for kernel outputs: the matmul family, whose
+# results are the largest buffers ATen makes in a fused model. Functional -> out overload; the
+# out overload runs the same kernel.
+OUT_VARIANTS = {
+    aten.mm.default: aten.mm.out,
+    aten.addmm.default: aten.addmm.out,
+    aten.bmm.default: aten.bmm.out,
+    aten.baddbmm.default: aten.baddbmm.out,
+}
+
 # Core ATen ops outside the core decomposition table whose decompositions are chains of
 # registry ops (so they fuse instead of staying ATen).
 EXTRA_DECOMPOSED = [

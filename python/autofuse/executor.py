@@ -6,7 +6,9 @@ each value freed after its last use. A view an eager step needs is one `as_strid
 tensor it aliases (a kernel reads views through their root pointer and never needs one). Per
 call the executor binds the inputs, checks cheaply that they have the dtypes and strides the
 kernels were compiled for (else it runs the graph eagerly, warning once), reads the size
-symbols (dynamic shapes) off the arguments, then runs the steps.
+symbols (dynamic shapes) off the arguments, then runs the steps. Large kernel outputs come from
+per-output pools (_OutputPool); so do the results of the ATen matmuls, which run through their
+out= overloads (aten_table.OUT_VARIANTS).
 The last env slot holds the symbol values, which size-dependent closures read. The list is
 printed once as a straight-line function (executor_codegen.py): no per-step dispatch per call.
 """
@@ -198,8 +200,9 @@ class Executor:
 
     @staticmethod
     def _kernel_out(slot: int, t: TType) -> tuple:
-        """(slot, shape, strides, dtype, pool or None) of a kernel output: static outputs of
-        1 MiB or more, and every dynamic one, get a pool (_OutputPool.take / take_sized)."""
+        """(slot, shape, strides, dtype, pool or None) of a kernel output (or an eager op's out=
+        tensor): static outputs of 1 MiB or more, and every dynamic one, get a pool
+        (_OutputPool.take / take_sized)."""
         if not t.is_static():
             return (slot, tuple(t.shape), tuple(t.strides), t.dtype, _OutputPool((), (), t.dtype))
         nbytes = t.dtype.itemsize
@@ -260,7 +263,11 @@ class Executor:
         size = self._size_expr(n)
         if size is not None:
             return (_SIZE, slot, size, ())
-        return (_EAGER, slot, n.run, self._guard(slot), ())
+        if n.run_into is not None and n.type.is_contiguous():
+            # An op with an out= overload writes into a buffer allocated (or recycled) here, as
+            # a kernel output is: its layout is the type's, so no relayout check.
+            return (_EAGER, slot, n.run_into, None, self._kernel_out(slot, n.type), ())
+        return (_EAGER, slot, n.run, self._guard(slot), None, ())
 
     def _size_expr(self, n: GNode) -> Optional[Size]:
         """The value of an integer node (a SymInt the graph computes, e.g. the row count

@@ -141,9 +141,13 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
             _, s, size, frees = step
             p.emit(f"env[{s}] = {py_text(size)}")
         else:
-            _, s, run, guard, frees = step
-            call = f"{p.bind(f'run_{j}', run)}(env)"
-            if guard is None:
+            _, s, run, guard, out, frees = step
+            name = p.bind(f"run_{j}", run)
+            call = f"{name}(env)"
+            if out is not None:  # run(env, out): the op's out= overload
+                _, shape, strides, dtype, pool = out
+                p.emit(f"env[{s}] = {name}(env, {_allocation(p, str(j), shape, strides, dtype, pool)})")
+            elif guard is None:
                 p.emit(f"env[{s}] = {call}")
             else:
                 shape, strides, dtype = guard

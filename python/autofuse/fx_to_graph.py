@@ -271,6 +271,9 @@ def _opaque(b: _Builder, node: torch.fx.Node, val: Any, origin: str, reason: str
         run = make_call(node, lambda a: b.fx_slot[a])
     tt = b.tensor_type(val, _offset(val))
     gnode = GNode(node.name, "opaque", operands, {"target": origin}, tt, run, node, origin, reason)
+    out_op = aten_table.OUT_VARIANTS.get(node.target)
+    if out_op is not None and tt is not None:
+        gnode.run_into = make_call(node, lambda a: b.fx_slot[a], out_op)
     b.fx_slot[node] = b.add(gnode, _offset(val))
     return "opaque"
 

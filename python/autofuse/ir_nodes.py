@@ -86,6 +86,7 @@ class GNode:
     fx: Optional[torch.fx.Node] = None  # the FX node this node computes (None: synthesized)
     origin: str = ""  # the ATen op (FX target) it comes from, for explain
     reason: str = ""  # why the frontend left it to ATen (kind "opaque")
+    run_into: Optional[Callable[[list, Any], Any]] = None  # (env, out) -> the value, in `out`
 
 
 def target_name(target: Any) -> str:
@@ -195,11 +196,14 @@ def _substitute(args: Any, slot_of: Callable[[torch.fx.Node], int]) -> Callable[
     return lambda env: fill(template, env)
 
 
-def make_call(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int]) -> Callable[[list], Any]:
-    """env -> node.target(*args, **kwargs) with every FX node argument read from env."""
+def make_call(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int],
+              out_op: Any = None) -> Callable[..., Any]:
+    """env -> node.target(*args, **kwargs) with every FX node argument read from env; given
+    `out_op`, the target's out= overload, (env, out) -> out_op(*args, **kwargs, out=out)."""
     # An ATen overload is called through its C++ callable: OpOverload.__call__ only forwards
     # to it, one Python frame per eager step per call.
-    target = node.target._op if isinstance(node.target, torch._ops.OpOverload) else node.target
+    op = node.target if out_op is None else out_op
+    target = op._op if isinstance(op, torch._ops.OpOverload) else op
     args, kwargs = node.args, dict(node.kwargs)
     simple = all(not isinstance(a, (list, tuple, dict)) for a in args) and not any(
         isinstance(v, (torch.fx.Node, list, tuple, dict)) for v in kwargs.values()
@@ -214,7 +218,15 @@ def make_call(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int]) -> C
                 a[i] = env[s]
             return target(*a, **kwargs)
 
-        return run
+        def run_into(env: list, out: Any) -> Any:
+            a = base.copy()
+            for i, s in repl:
+                a[i] = env[s]
+            return target(*a, **kwargs, out=out)
+
+        return run if out_op is None else run_into
     get_args = _substitute(args, slot_of)
     get_kwargs = _substitute(kwargs, slot_of)
+    if out_op is not None:
+        return lambda env, out: target(*get_args(env), **get_kwargs(env), out=out)
     return lambda env: target(*get_args(env), **get_kwargs(env))
