@@ -263,11 +263,14 @@ class Executor:
         size = self._size_expr(n)
         if size is not None:
             return (_SIZE, slot, size, ())
+        into = None
         if n.run_into is not None and n.type.is_contiguous():
-            # An op with an out= overload writes into a buffer allocated (or recycled) here, as
-            # a kernel output is: its layout is the type's, so no relayout check.
-            return (_EAGER, slot, n.run_into, None, self._kernel_out(slot, n.type), ())
-        return (_EAGER, slot, n.run, self._guard(slot), None, ())
+            # An op with an out= overload writes a result large enough for a pool into a
+            # recycled buffer of the type's layout, as a kernel does (smaller: ATen allocates).
+            _, shape, strides, _, pool = self._kernel_out(slot, n.type)
+            if pool is not None:
+                into = (n.run_into, shape, strides, pool)
+        return (_EAGER, slot, n.run, self._guard(slot), into, ())
 
     def _size_expr(self, n: GNode) -> Optional[Size]:
         """The value of an integer node (a SymInt the graph computes, e.g. the row count

@@ -75,20 +75,40 @@ def _ptr(slot: int, offset: int) -> str:
     return f"env[{slot}].data_ptr() + {offset}" if offset else f"env[{slot}].data_ptr()"
 
 
+def _pooled(p: _Printer, tag: str, shape: tuple, strides: tuple, pool: Any) -> Tuple[str, Optional[str]]:
+    """(the expression taking a buffer from `pool`, the condition under which the pool is
+    asked): a static output always is (None); a dynamic one only when its element count at run
+    time reaches the pool's minimum."""
+    name = p.bind(f"pool_{tag}", pool)
+    if all(isinstance(d, int) for d in shape):
+        return f"{name}.take()", None
+    numel = "*".join(py_text(d) for d in shape if d != 1) or "1"
+    return f"{name}.take_sized({py_text(shape)}, {py_text(strides)})", f"{numel} >= {pool.min_numel}"
+
+
 def _allocation(p: _Printer, tag: str, shape: tuple, strides: tuple, dtype: torch.dtype,
                 pool: Any) -> str:
     """The expression allocating a kernel output: a fresh tensor, or the output's pool for
-    static outputs of executor._POOL_MIN_BYTES or more; a dynamic output asks the pool only
-    when its element count at run time reaches that size."""
+    static outputs of executor._POOL_MIN_BYTES or more and large dynamic ones (_pooled)."""
     fresh = f"empty_strided({py_text(shape)}, {py_text(strides)}, {p.bind(f'dtype_{tag}', dtype)})"
     if pool is None:
         return fresh
-    name = p.bind(f"pool_{tag}", pool)
-    if all(isinstance(d, int) for d in shape):
-        return f"{name}.take()"
-    numel = "*".join(py_text(d) for d in shape if d != 1) or "1"
-    return (f"{name}.take_sized({py_text(shape)}, {py_text(strides)}) "
-            f"if {numel} >= {pool.min_numel} else {fresh}")
+    take, cond = _pooled(p, tag, shape, strides, pool)
+    return take if cond is None else f"{take} if {cond} else {fresh}"
+
+
+def _eager_call(p: _Printer, j: int, s: int, run: Callable, guard: Optional[tuple]) -> List[str]:
+    """The lines running eager step j into env[s], relayouting its result when `guard`'s
+    (shape, strides, dtype) differ from what ATen returned."""
+    call = f"{p.bind(f'run_{j}', run)}(env)"
+    if guard is None:
+        return [f"env[{s}] = {call}"]
+    shape, strides, dtype = guard
+    d = p.bind(f"dtype_{j}", dtype)
+    return [f"v = {call}",
+            f"if v.stride() != {py_text(strides)} or v.dtype != {d}:",
+            f"    v = relayout(v, {py_text(shape)}, {py_text(strides)}, {d})",
+            f"env[{s}] = v"]
 
 
 def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[Tuple[bool, Any]],
@@ -141,21 +161,18 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
             _, s, size, frees = step
             p.emit(f"env[{s}] = {py_text(size)}")
         else:
-            _, s, run, guard, out, frees = step
-            name = p.bind(f"run_{j}", run)
-            call = f"{name}(env)"
-            if out is not None:  # run(env, out): the op's out= overload
-                _, shape, strides, dtype, pool = out
-                p.emit(f"env[{s}] = {name}(env, {_allocation(p, str(j), shape, strides, dtype, pool)})")
-            elif guard is None:
-                p.emit(f"env[{s}] = {call}")
-            else:
-                shape, strides, dtype = guard
-                d = p.bind(f"dtype_{j}", dtype)
-                p.emit(f"v = {call}")
-                p.emit(f"if v.stride() != {py_text(strides)} or v.dtype != {d}:")
-                p.emit(f"    v = relayout(v, {py_text(shape)}, {py_text(strides)}, {d})")
-                p.emit(f"env[{s}] = v")
+            _, s, run, guard, into, frees = step
+            plain = _eager_call(p, j, s, run, guard)
+            if into is None:
+                lines = plain
+            else:  # large results: the op's out= overload into a pooled buffer
+                run_into, shape, strides, pool = into
+                take, cond = _pooled(p, str(j), shape, strides, pool)
+                pooled = f"env[{s}] = {p.bind(f'run_into_{j}', run_into)}(env, {take})"
+                lines = [pooled] if cond is None else (
+                    [f"if {cond}:", "    " + pooled, "else:"] + ["    " + x for x in plain])
+            for line in lines:
+                p.emit(line)
         for s in frees:
             p.emit(f"env[{s}] = None")
     p.emit("return [" + "".join((f"env[{v}], " if is_node else f"{p.bind(f'out_{i}', v)}, ")
