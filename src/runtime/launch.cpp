@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "runtime/openmp_team.h"
 #include "runtime/thread_pool.h"
 #include "support/error.h"
 
@@ -66,8 +67,16 @@ void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const i
   }
   BlockJob job{kernel, args, tiling_data};
   const BlockJob* jp = &job;
-  ThreadPool::global().parallel_for(header.block_dim, nthreads,
-                                    [jp](int64_t b) { jp->kernel(jp->args, jp->tiling_data, b); });
+  auto block = [jp](int64_t b) { jp->kernel(jp->args, jp->tiling_data, b); };
+  // Under torch, on its OpenMP team: the threads ATen's ops (the matmuls between kernels) use,
+  // which would otherwise spin on the cores a second pool needs. In a child forked after the
+  // lookup, or without OpenMP loaded, on the pool.
+  static const GompParallel openmp = find_loaded_openmp();
+  static const uint64_t openmp_generation = fork_generation();
+  if (openmp != nullptr && openmp_generation == fork_generation())
+    openmp_parallel_for(openmp, header.block_dim, nthreads, block);
+  else
+    ThreadPool::global().parallel_for(header.block_dim, nthreads, block);
 }
 
 }  // namespace af::runtime

@@ -11,7 +11,8 @@ namespace af::runtime {
 /// Launches one kernel: fills an af_target from `t` with cores = nthreads, calls
 /// tiling(symbols, &target, tiling_data) into an aligned stack buffer of AF_MAX_TILING_DATA_BYTES,
 /// reads block_dim from its af_tiling_header and runs kernel(args, tiling_data, b) for every block
-/// b in [0, block_dim) on ThreadPool::global() (inline when block_dim == 1 or nthreads <= 1).
+/// b in [0, block_dim) on the process's OpenMP team (torch's), or ThreadPool::global() where
+/// none is loaded (inline when block_dim == 1 or nthreads <= 1).
 /// block_dim 0 launches nothing. Throws CompileError when the tiling function reports a negative
 /// block_dim (or leaves it unset).
 /// `ub_bytes` > 0 replaces the target's tile buffer budget (a tuned choice).

@@ -169,9 +169,14 @@ struct ThreadPool::State {
   }
 };
 
-ThreadPool::ThreadPool() : state_(nullptr) {
+uint64_t fork_generation() {
   std::call_once(g_atfork_once,
                  [] { pthread_atfork(nullptr, nullptr, [] { g_fork_generation.fetch_add(1); }); });
+  return g_fork_generation.load(std::memory_order_relaxed);
+}
+
+ThreadPool::ThreadPool() : state_(nullptr) {
+  fork_generation();  // registers the fork handler before any state exists
   state_.store(new State());
 }
 

@@ -1,11 +1,16 @@
 // ThreadPool: persistent workers that run the blocks of a kernel launch (the Ascend launch model
-// on the CPU). No OpenMP: torch ships its own OpenMP runtime and two would oversubscribe.
+// on the CPU) where the process has no OpenMP runtime loaded; under torch, launches run on
+// torch's own OpenMP team instead (openmp_team.h): a second pool would compete with it.
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <functional>
 
 namespace af::runtime {
+
+/// How many times this process has forked since the runtime first asked (0 in the original
+/// process): state created under another generation belongs to a parent whose threads are gone.
+uint64_t fork_generation();
 
 /// A pool of persistent worker threads, created lazily as calls ask for them. One call runs at a
 /// time (concurrent callers queue); a parallel_for issued from inside a running one runs inline.

@@ -1,4 +1,5 @@
 // Tests of the runtime: the thread pool, kernel launch and loaded modules.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 
 #include "runtime/launch.h"
 #include "runtime/module.h"
+#include "runtime/openmp_team.h"
 #include "runtime/thread_pool.h"
 #include "runtime/tuning.h"
 #include "support/error.h"
@@ -313,6 +315,41 @@ TEST(LoadedModule, FindsSymbolsAndNamesMissingOnes) {
         << e.what();
   }
   EXPECT_THROW(LoadedModule::open("/nonexistent/autofuse.so"), ToolchainError);
+}
+
+// ---- the host's OpenMP team ----
+
+TEST(OpenMpTeam, RunsEveryIndexOnATeamOfTheLoadedRuntime) {
+  // This binary links no OpenMP; load the system's GNU runtime as torch would have.
+  void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (gomp == nullptr) GTEST_SKIP() << "no libgomp.so.1 on this machine: " << dlerror();
+  GompParallel parallel = find_loaded_openmp();
+  ASSERT_NE(parallel, nullptr);
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+  std::atomic<int> arrived{0};
+  bool timed_out = false;
+  openmp_parallel_for(parallel, 3, 3, [&](int64_t) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ids.insert(std::this_thread::get_id());
+    }
+    arrived.fetch_add(1);
+    if (!wait_for(arrived, 3)) timed_out = true;  // all three run at once: a team of three
+  });
+  EXPECT_FALSE(timed_out);
+  EXPECT_EQ(ids.size(), 3u);
+  std::vector<std::atomic<int>> hits(1000);
+  openmp_parallel_for(parallel, 1000, 2, [&](int64_t i) { hits[i].fetch_add(1); });
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  std::atomic<int> ran{0};
+  EXPECT_THROW(openmp_parallel_for(parallel, 100, 2,
+                                   [&](int64_t i) {
+                                     ran.fetch_add(1);
+                                     if (i == 5) throw std::runtime_error("block 5");
+                                   }),
+               std::runtime_error);
+  EXPECT_GE(ran.load(), 1);
 }
 
 }  // namespace
