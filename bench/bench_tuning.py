@@ -83,10 +83,12 @@ def recorded_launch(fn: Callable, args: Tuple[torch.Tensor, ...]) -> Tuple[objec
     assert runner.program.num_kernels() == 1, runner.program.fused_text()
     rec = LaunchRecorder(runner.program)
     runner.program = rec
+    runner.regenerate()  # the run function binds Program.launch when printed
     try:
         out = runner(*rargs)
     finally:
         runner.program = rec.program
+        runner.regenerate()
     return rec.program, rec.last, out
 
 
