@@ -40,14 +40,10 @@ def test_dropped_outputs_are_recycled():
     torch.testing.assert_close(cf(*a), fn(*a))
 
 
-def test_outputs_saved_for_backward_are_not_recycled():
-    w = torch.randn(1024, requires_grad=True)
-
-    def train_fn(x):
-        return torch.sigmoid(x * w).sum()
-
+def check_saved_for_backward(train_fn, w, xs):
+    """Two forwards alive at once, then their backwards: each matches eager's gradient, so
+    neither forward's saved activations were recycled by the other."""
     cf = compile_fn(train_fn)
-    xs = [inputs(k)[0] for k in (1.0, 2.0)]
     losses = [cf(x) for x in xs]  # both forward graphs hold their saved activations
     grads = []
     for loss in losses:
@@ -58,6 +54,12 @@ def test_outputs_saved_for_backward_are_not_recycled():
         w.grad = None
         train_fn(x).backward()
         torch.testing.assert_close(g, w.grad)
+
+
+def test_outputs_saved_for_backward_are_not_recycled():
+    w = torch.randn(1024, requires_grad=True)
+    xs = [inputs(k)[0] for k in (1.0, 2.0)]
+    check_saved_for_backward(lambda x: torch.sigmoid(x * w).sum(), w, xs)
 
 
 def test_dynamic_outputs_are_recycled_while_sizes_repeat_and_never_while_held():
@@ -111,19 +113,5 @@ def test_dynamic_matmul_results_match_eager_at_every_size():
 
 def test_matmul_results_saved_for_backward_are_not_recycled():
     w = torch.randn(256, 1024, requires_grad=True)
-
-    def train_fn(x):
-        return torch.relu(x @ w).sum()
-
-    cf = compile_fn(train_fn)
     xs = [mm_inputs(k)[0] for k in (1.0, 2.0)]
-    losses = [cf(x) for x in xs]  # both forwards hold their saved activations
-    grads = []
-    for loss in losses:
-        w.grad = None
-        loss.backward()
-        grads.append(w.grad.clone())
-    for x, g in zip(xs, grads):
-        w.grad = None
-        train_fn(x).backward()
-        torch.testing.assert_close(g, w.grad)
+    check_saved_for_backward(lambda x: torch.relu(x @ w).sum(), w, xs)
