@@ -3,9 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
+
+#include "runtime/index_queue.h"
 
 namespace af::runtime {
 namespace {
@@ -13,29 +12,9 @@ namespace {
 // The OpenMP runtimes a host process may have loaded, by soname; the first one found is used.
 constexpr const char* kRuntimes[] = {"libgomp.so.1", "libiomp5.so", "libomp.so"};
 
-/// One openmp_parallel_for: what every team thread reads.
-struct Job {
-  const std::function<void(int64_t)>* fn;
-  int64_t n;
-  std::atomic<int64_t> next{0};
-  std::mutex error_mu;
-  std::exception_ptr error;
-};
-
-/// The body every team thread runs: indices until none are left (or one has thrown).
-void run_items(void* data) {
-  Job& job = *static_cast<Job*>(data);
-  for (;;) {
-    int64_t i = job.next.fetch_add(1, std::memory_order_relaxed);
-    if (i >= job.n) return;
-    try {
-      (*job.fn)(i);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(job.error_mu);
-      if (!job.error) job.error = std::current_exception();
-      job.next.store(job.n, std::memory_order_relaxed);
-    }
-  }
+/// The body every team thread runs.
+void run_items(void* queue) {
+  static_cast<IndexQueue*>(queue)->run();
 }
 
 }  // namespace
@@ -54,11 +33,11 @@ GompParallel find_loaded_openmp() {
 void openmp_parallel_for(GompParallel parallel, int64_t n, int nthreads,
                          const std::function<void(int64_t)>& fn) {
   if (n <= 0) return;
-  Job job;
-  job.fn = &fn;
-  job.n = n;
-  parallel(&run_items, &job, static_cast<unsigned>(std::min<int64_t>(n, std::max(nthreads, 1))), 0);
-  if (job.error) std::rethrow_exception(job.error);
+  IndexQueue items;
+  items.reset(&fn, n);
+  parallel(&run_items, &items, static_cast<unsigned>(std::min<int64_t>(n, std::max(nthreads, 1))),
+           0);
+  items.rethrow();
 }
 
 }  // namespace af::runtime

@@ -4,10 +4,11 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "runtime/index_queue.h"
 
 namespace af::runtime {
 namespace {
@@ -56,31 +57,12 @@ struct ThreadPool::State {
   std::atomic<bool> stop{false};
   std::vector<std::thread> workers;
 
-  // The current job; written by the caller before it publishes the ticket and stable until the
+  // The current job; reset by the caller before it publishes the ticket and stable until the
   // caller has closed the job and no helper is inside it.
-  const std::function<void(int64_t)>* fn = nullptr;
-  int64_t n = 0;
-  alignas(64) std::atomic<int64_t> next{0};
+  IndexQueue items;
   // Helpers join a job only while it is open, so the caller never waits for a worker that has
   // not started (a descheduled worker cannot delay a launch; the caller does its share instead).
   alignas(64) std::atomic<uint64_t> join{0};
-  std::mutex error_mu;
-  std::exception_ptr error;
-
-  /// Runs indices until none are left; records the first exception.
-  void run_items() {
-    for (;;) {
-      int64_t i = next.fetch_add(1, std::memory_order_relaxed);
-      if (i >= n) return;
-      try {
-        (*fn)(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        if (!error) error = std::current_exception();
-        next.store(n, std::memory_order_relaxed);
-      }
-    }
-  }
 
   /// Waits until the ticket differs from `seen`; returns the new ticket.
   uint64_t wait_ticket(uint64_t seen) {
@@ -105,7 +87,7 @@ struct ThreadPool::State {
       if (stop.load()) return;
       if (index >= static_cast<int>(seen & kHelperMask)) continue;  // not needed for this job
       if (!try_join((seen >> kHelperBits) & kSeqMask)) continue;    // job already over
-      run_items();
+      items.run();
       // Leaving: the last helper out of a closed job wakes the caller, who may then return.
       uint64_t left = join.fetch_sub(1) - 1;
       if ((left & kActiveMask) == 0 && (left & kClosed) && caller_sleeping.load()) {
@@ -221,17 +203,13 @@ void ThreadPool::parallel_for(int64_t n, int nthreads, const std::function<void(
   int participants = static_cast<int>(std::min<int64_t>({n, nthreads, kMaxThreads}));
   int helpers = participants - 1;
   s.ensure_workers(helpers);
-  s.fn = &fn;
-  s.n = n;
-  s.next.store(0, std::memory_order_relaxed);
-  s.error = nullptr;
+  s.items.reset(&fn, n);
   s.publish(helpers);
   t_in_parallel = true;
-  s.run_items();
+  s.items.run();
   t_in_parallel = false;
   s.close_and_wait();
-  s.fn = nullptr;
-  if (s.error) std::rethrow_exception(s.error);
+  s.items.rethrow();
 }
 
 }  // namespace af::runtime
