@@ -7,7 +7,8 @@ PIP := $(VENV)/bin/pip
 STAMPS := .stamps
 BUILD := build/py
 APT_PKGS := g++ make llvm-14-tools libsleef-dev libgtest-dev clang-format graphviz
-PY_PKGS := torch==2.13.0 nanobind==3.1.0 lit==23.1.5 pytest scikit-build-core ninja cmake numpy
+PY_PKGS := torch==2.13.0 nanobind==3.1.0 lit==23.1.5 pytest scikit-build-core ninja cmake numpy \
+  transformers==5.24.0 matplotlib
 SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -name '*.h' 2>/dev/null) CMakeLists.txt pyproject.toml
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
