@@ -13,7 +13,8 @@ SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -n
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke bench-dynamic bench-tuning format clean
+.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke bench-dynamic bench-tuning \
+  bench-models format clean
 
 all: build
 
@@ -75,6 +76,13 @@ bench-dynamic: build
 # A/A noise check. About 2-3 minutes. Never part of `make test`.
 bench-tuning: build
 	$(PY) bench/bench_tuning.py
+
+# Real Hugging Face models (BERT, GPT-2, Llama, T5 encoder, ViT; random weights): eager vs
+# Inductor vs autofuse in fp32 / bf16 inference, a training step, batch 1 and dynamic=True;
+# writes build/bench/models.md and models.png. BENCH_MODELS_ARGS="--models gpt2 --configs bf16
+# --breakdown" reruns one case with a profile of where its time goes. About 30-40 minutes cold.
+bench-models: build
+	$(PY) bench/bench_models.py $(BENCH_MODELS_ARGS)
 
 format:
 	clang-format -i $$(find src tools tests/unit python/bindings -name '*.cpp' -o -name '*.h')

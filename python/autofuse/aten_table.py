@@ -322,6 +322,15 @@ NATIVE_OPS = [
     aten.all.dims,
 ]
 
+# Matmul-class composite ops the backend never decomposes: ATen's own kernel for the whole op
+# beats any split into registry ops and ATen matmuls (the CPU flash-attention kernel streams
+# blocks of the scores through its caches; decomposed, attention materializes the score
+# matrix, a softmax kernel and permute copies around two bmm calls).
+KEPT_WHOLE = [
+    aten._scaled_dot_product_flash_attention_for_cpu.default,
+    aten._scaled_dot_product_flash_attention_for_cpu_backward.default,
+]
+
 # ATen ops the executor runs with an `out=` tensor it allocates itself, pooled across calls
 # when large (executor._OutputPool), as it does for kernel outputs: the matmul family, whose
 # results are the largest buffers ATen makes in a fused model. Functional -> out overload; the

@@ -87,7 +87,8 @@ def _publish(rec: GraphRecord) -> None:
 
 @functools.lru_cache(maxsize=None)
 def decomposition_table() -> Dict[Any, Callable]:
-    """Core ATen decompositions minus the ops autofuse maps whole to one registry kind, plus a
+    """Core ATen decompositions minus the ops autofuse maps whole to one registry kind and the
+    matmul-class composites ATen runs whole (aten_table.KEPT_WHOLE: attention), plus a
     few decompositions into registry ops (aten_table.EXTRA_DECOMPOSED) and the norms /
     softmax / var as elementwise + reduce chains (decompositions.py)."""
     from torch._decomp import core_aten_decompositions, get_decompositions
@@ -95,7 +96,7 @@ def decomposition_table() -> Dict[Any, Callable]:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(aten_table.EXTRA_DECOMPOSED))
     table.update(decompositions.reduction_decompositions())
-    for op in aten_table.NATIVE_OPS:
+    for op in aten_table.NATIVE_OPS + aten_table.KEPT_WHOLE:
         table.pop(op, None)
     return table
 

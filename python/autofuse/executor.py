@@ -33,6 +33,7 @@ from .executor_codegen import print_run
 log = logging.getLogger("autofuse")
 
 _POOL_MIN_BYTES = 1 << 20  # kernel outputs this large are recycled (see _OutputPool)
+_profiling = torch._C._autograd._profiler_enabled  # () -> whether a torch.profiler is recording
 
 
 def _pool_only_refcount() -> int:
@@ -118,8 +119,11 @@ class Executor:
         self._checks = self._input_checks(tr)
         self._checked_inputs = {tr.placeholders[pos] for pos, _, strides in self._checks if strides is not None}
         self._outputs = tr.outputs
+        self.kernel_labels: Dict[int, str] = {}  # kernel -> its torch.profiler label (_build)
         self._steps = self._build(tr, program.steps())
         self.source = ""  # the run function's text (executor_codegen.py)
+        self._profiled_fn: Optional[Callable] = None  # the run function with profiler labels
+        self._label = f"autofuse::{name}"
         self.regenerate()
 
     # Build -----------------------------------------------------------------------------------
@@ -190,6 +194,7 @@ class Executor:
                     raise ExecutorError(f"kernel {name} writes %{nodes[s].name} of unknown type")
                 outs.append(self._kernel_out(s, t))
             plan.append((_KERNEL, k, tuple(in_refs), tuple(outs), syms_of, ()))
+            self.kernel_labels[k] = self._kernel_label(k, [index[x] for x in ops])
             reads.append([r for r, _ in in_refs])
             available.update(out_slots)
             self.kernel_steps += 1
@@ -197,6 +202,21 @@ class Executor:
         for s in out_slots:
             ensure(s)
         return self._with_frees(plan, reads, set(out_slots) | set(self._inputs))
+
+    def _kernel_label(self, k: int, op_slots: Sequence[int]) -> str:
+        """`autofuse::g0.k3 native_layer_norm+add`: the graph, the kernel and the ATen ops it
+        computes (each FX node's original op before decomposition, in graph order), the name
+        torch.profiler shows for the kernel's launches."""
+        names: List[str] = []
+        for s in op_slots:
+            fx = self.nodes[s].fx
+            if fx is None or fx.op != "call_function":
+                continue
+            op = fx.meta.get("original_aten") or fx.target
+            name = getattr(op, "__name__", str(op)).split(".")[0]
+            if name not in names:
+                names.append(name)
+        return f"autofuse::{self.name}.k{k} {'+'.join(names)}"
 
     @staticmethod
     def _kernel_out(slot: int, t: TType) -> tuple:
@@ -307,6 +327,8 @@ class Executor:
             if a.dtype != dtype or (strides is not None and a.stride() != strides):
                 return self._eager(args, pos, a, dtype, strides)
         try:
+            if _profiling():
+                return self._profiled(args)
             return self._run_fn(args)
         except self._runtime_errors as e:
             # A kernel launch failed (e.g. its tiling function rejected the sizes): the graph
@@ -317,11 +339,24 @@ class Executor:
 
     def regenerate(self) -> None:
         """Prints the steps again as the run function (after a change to `_steps`)."""
+        self._profiled_fn = None
+        self.source, self._run_fn = self._print()
+
+    def _print(self, labels: Optional[Dict[int, str]] = None) -> Tuple[str, Callable]:
         try:
-            self.source, self._run_fn = print_run(self._steps, self._inputs, self._outputs, self._template,
-                                                  self.symbols, self._read_symbols, self.program.launch)
+            return print_run(self._steps, self._inputs, self._outputs, self._template, self.symbols,
+                             self._read_symbols, self.program.launch, labels)
         except ValueError as e:
             raise ExecutorError(str(e))
+
+    def _profiled(self, args: Sequence[Any]) -> List[Any]:
+        """The call under torch.profiler: the whole run and each kernel launch are labelled
+        events (`autofuse::g0`, kernel_labels), so a profile shows our kernels by name next to
+        the ATen ops. Printed on the first profiled call; plain calls never pay for it."""
+        if self._profiled_fn is None:
+            self._profiled_fn = self._print(self.kernel_labels)[1]
+        with torch.profiler.record_function(self._label):
+            return self._profiled_fn(args)
 
     def _eager(self, args: Sequence[Any], pos: int, a: Any, dtype: torch.dtype, strides: Any) -> Any:
         if not self._warned:

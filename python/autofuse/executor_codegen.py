@@ -113,10 +113,11 @@ def _eager_call(p: _Printer, j: int, s: int, run: Callable, guard: Optional[tupl
 
 def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[Tuple[bool, Any]],
               template: list, symbols: Sequence[str], read_symbols: Optional[SymbolReader],
-              launch: Callable) -> Tuple[str, Callable]:
+              launch: Callable, labels: Optional[Dict[int, str]] = None) -> Tuple[str, Callable]:
     """(source, function args -> outputs) running `steps` as executor.Executor describes them;
     kernels run through `launch` (the program's Program.launch). Shapes, strides and size
-    arguments are printed as expressions over the symbols, which are locals of the function."""
+    arguments are printed as expressions over the symbols, which are locals of the function.
+    `labels` (kernel -> name): each launch runs inside a torch.profiler event of that name."""
     for name in symbols:
         if not _SYMBOL.fullmatch(name):
             raise ValueError(f"size symbol {name!r} is not a plain name")
@@ -127,6 +128,7 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
     p.bind("empty_strided", _empty_strided)
     p.bind("reinterpret", _reinterpret)
     p.bind("relayout", _relayout)
+    p.bind("record_function", torch.profiler.record_function)
     if read_symbols is not None:
         p.emit(f"syms = {read_symbols.expr('args')}")
         if symbols:
@@ -146,7 +148,12 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
             for n, (s, shape, strides, dtype, pool) in enumerate(outs):
                 p.emit(f"env[{s}] = " + _allocation(p, f"{j}_{n}", shape, strides, dtype, pool))
                 ptrs.append(_ptr(s, 0))
-            p.emit(f"launch({k}, [{', '.join(ptrs)}], {py_text(syms_of)}, nthreads)")
+            call = f"launch({k}, [{', '.join(ptrs)}], {py_text(syms_of)}, nthreads)"
+            if labels is None:
+                p.emit(call)
+            else:
+                p.emit(f"with record_function({labels[k]!r}):")
+                p.emit("    " + call)
         elif tag == VIEW:
             _, s, root, (shape, strides, offset), root_strides, chain, frees = step
             view = f"env[{s}] = reinterpret(env[{root}], {py_text(shape)}, {py_text(strides)}, {py_text(offset)})"

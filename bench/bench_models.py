@@ -1,0 +1,335 @@
+"""make bench-models: real Hugging Face models, eager vs Inductor vs autofuse. Never part of
+`make test`; nothing asserts a time.
+
+Models (bench/models.py) are built from their `transformers` config classes with random weights:
+BERT, GPT-2, Llama (grouped-query attention), the T5 encoder and ViT by default, 2 layers each,
+batch 4 x sequence 128 (ViT: 2 images of 224x224); `--models` picks others (qwen2, distilbert,
+opt are there to check that the compiler, not the benchmark, improved). Configs:
+
+  fp32     inference in fp32 (no_grad)
+  bf16     inference with the model in bf16 (no_grad)
+  train    one training step in fp32: forward, a scalar loss, backward (dropout is 0, so
+           gradients are compared with eager's)
+  small    fp32 inference at batch 1, sequence 32 (one image for ViT): the small shapes where
+           per-op overhead dominates
+  dynamic  fp32 inference compiled with dynamic=True over several sequence lengths: compiles
+           and C++ compiles counted per length, each length timed against the static compile
+
+Each (model, config) builds one model per variant (same weights), compiles it on the first call
+(timed: compile seconds; autofuse's C++ compiles counted; caches cold: a fresh temporary
+directory for autofuse's and Inductor's caches, BENCH_CACHE_DIR reuses one), checks the outputs
+(and gradients) against eager at the dtype's assert_close tolerance, then times the variants in
+shuffled interleaved rounds (bench/common.py) and keeps the medians. Printed and written to
+build/bench/models.md (+ models.png, a bar chart): per model the medians, ratios, max error,
+compile seconds, C++ compiles and eager-fallback graphs; per config the geomeans.
+
+`--breakdown` adds, per (model, config), where the time goes (bench/breakdown.py): profiles of
+eager, Inductor and autofuse with torch.profiler, split into matmul-class ATen ops, other ATen ops,
+fused kernels (ours by kernel, with the ATen ops inside; Inductor's by kernel name), executor
+overhead and the Dynamo/AOTAutograd wrapper; and each matmul-class op's time under autofuse next
+to eager's for the same calls.
+
+Progress goes to stderr. BENCH_BUDGET_S: seconds of timing rounds per (model, config)
+(default 20); BENCH_THREADS: torch's thread count.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import math
+import os
+import sys
+import tempfile
+import time
+from typing import Callable, Dict, List, Optional, Tuple
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import interleaved_medians, own_copy, rounds_for  # noqa: E402
+
+# Cold caches for autofuse and Inductor alike (before either is imported/configured).
+_CACHE = os.environ.get("BENCH_CACHE_DIR") or tempfile.mkdtemp(prefix="autofuse-bench-models-")
+os.environ["AUTOFUSE_CACHE_DIR"] = os.path.join(_CACHE, "autofuse")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE, "inductor")
+import autofuse  # noqa: E402
+import breakdown  # noqa: E402
+import models  # noqa: E402
+
+CONFIGS = ("fp32", "bf16", "train", "small", "dynamic")
+VARIANTS = ("eager", "inductor", "autofuse")
+DYNAMIC_SEQS = (64, 100, 128, 77, 32)  # the first two compile; the rest must not
+BUDGET_S = float(os.environ.get("BENCH_BUDGET_S", "20"))
+OUT_DIR = os.path.join(os.path.dirname(__file__), "..", "build", "bench")
+
+
+def progress(msg: str) -> None:
+    """One line of progress on stderr."""
+    print(f"[bench-models {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def forward(m: torch.nn.Module, kw: Dict[str, torch.Tensor]) -> torch.Tensor:
+    """The compiled entry point: the model's first output (last_hidden_state)."""
+    return m(**kw)[0]
+
+
+def loss_of(out: torch.Tensor) -> torch.Tensor:
+    """The scalar training loss (outside the compiled region, as a user's loss usually is)."""
+    return out.float().square().mean()
+
+
+def train_step(fn: Callable, m: torch.nn.Module, kw: Dict[str, torch.Tensor]) -> torch.Tensor:
+    """One step: gradients cleared, forward, loss, backward; returns the output."""
+    for p in m.parameters():
+        p.grad = None
+    out = fn(m, kw)
+    loss_of(out).backward()
+    return out
+
+
+@dataclasses.dataclass
+class Case:
+    """The measurements of one (model, config)."""
+
+    model: str
+    config: str
+    medians: Dict[str, float] = dataclasses.field(default_factory=dict)  # variant -> seconds
+    compile_s: Dict[str, float] = dataclasses.field(default_factory=dict)
+    cxx_compiles: int = 0
+    fallbacks: List[str] = dataclasses.field(default_factory=list)
+    max_error: Dict[str, float] = dataclasses.field(default_factory=dict)  # variant -> vs eager
+    mismatches: List[str] = dataclasses.field(default_factory=list)  # assert_close failures
+    rounds: int = 0
+    notes: List[str] = dataclasses.field(default_factory=list)
+    breakdown: str = ""  # --breakdown's markdown
+
+    def ratio(self, over: str) -> float:
+        """autofuse's speed-up over `over` (>1: autofuse is faster)."""
+        return self.medians[over] / self.medians["autofuse"]
+
+
+def compare(case: Case, variant: str, what: str, got: torch.Tensor, expected: torch.Tensor) -> None:
+    """Records the max error and whether assert_close (the dtype's default tolerance) holds."""
+    err = (got.double() - expected.double()).abs().max().item() if got.numel() else 0.0
+    case.max_error[variant] = max(case.max_error.get(variant, 0.0), err)
+    try:
+        torch.testing.assert_close(got, expected)
+    except AssertionError as e:
+        case.mismatches.append(f"{variant} {what}: {str(e).splitlines()[0]} (max abs {err:.3g})")
+
+
+def compiled_fn(variant: str, dynamic: bool, options: Optional[dict] = None) -> Callable:
+    """forward compiled for `variant` (own code object: own Dynamo cache)."""
+    if variant == "eager":
+        return forward
+    backend = "autofuse" if variant == "autofuse" else "inductor"
+    return torch.compile(own_copy(forward), backend=backend, dynamic=dynamic, options=options)
+
+
+def setup(name: str, config: str) -> Tuple[Dict[str, torch.nn.Module], Dict[str, torch.Tensor], torch.dtype]:
+    """Per variant a model (same weights), the inputs, the dtype."""
+    dtype = torch.bfloat16 if config == "bf16" else torch.float32
+    base = models.build(name, dtype, train=config == "train")
+    if config == "train":
+        for p in base.parameters():
+            p.requires_grad_(True)
+    batch, seq = models.default_shape(name)
+    if config == "small":
+        batch, seq = 1, 32
+    kw = models.example_inputs(name, batch, seq)
+    kw = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in kw.items()}
+    return {v: copy.deepcopy(base) for v in VARIANTS}, kw, dtype
+
+
+def run_case(name: str, config: str, with_breakdown: bool) -> Case:
+    """Compiles, checks and times one (model, config) (not `dynamic`)."""
+    case = Case(name, config)
+    torch._dynamo.reset()
+    mods, kw, _ = setup(name, config)
+    train = config == "train"
+    fns = {v: compiled_fn(v, dynamic=False) for v in VARIANTS}
+    ctx = torch.enable_grad if train else torch.no_grad
+
+    def call(v: str) -> torch.Tensor:
+        with ctx():
+            return train_step(fns[v], mods[v], kw) if train else fns[v](mods[v], kw)
+
+    expected = call("eager")
+    for v in VARIANTS[1:]:
+        progress(f"{name} {config}: compiling {v}")
+        before = autofuse.stats()["cxx_compiles"]
+        with autofuse.collect_records() as recs:
+            t0 = time.perf_counter()
+            got = call(v)
+            case.compile_s[v] = time.perf_counter() - t0
+        if v == "autofuse":
+            case.cxx_compiles = autofuse.stats()["cxx_compiles"] - before
+            case.fallbacks = [f"{r.name}: {r.fallback}" for r in recs if r.fallback]
+        compare(case, v, "output", got, expected)
+        if train:
+            for (pn, pe), pg in zip(mods["eager"].named_parameters(), mods[v].parameters()):
+                if pe.grad is not None or pg.grad is not None:
+                    if pe.grad is None or pg.grad is None:
+                        case.mismatches.append(f"{v} grad {pn}: missing")
+                    else:
+                        compare(case, v, f"grad {pn}", pg.grad, pe.grad)
+    progress(f"{name} {config}: timing")
+    timed = {v: (lambda v=v: call(v)) for v in VARIANTS}
+    case.rounds = rounds_for(timed, BUDGET_S, 5, 400)
+    case.medians, _ = interleaved_medians(timed, case.rounds, warmup=2)
+    if with_breakdown:
+        progress(f"{name} {config}: profiling")
+        prof_fns = dict(timed, inductor=breakdown.profiled_inductor(forward, mods["inductor"], kw, train, ctx))
+        case.breakdown = breakdown.report(f"{name} {config}", prof_fns)
+    return case
+
+
+def run_dynamic(name: str) -> Case:
+    """dynamic=True over DYNAMIC_SEQS: compiles counted per length; each length timed against
+    autofuse's static compile, Inductor dynamic and eager."""
+    case = Case(name, "dynamic")
+    torch._dynamo.reset()
+    torch._dynamo.config.recompile_limit = 4 * len(DYNAMIC_SEQS)
+    base = models.build(name, torch.float32, train=False)
+    mods = {v: copy.deepcopy(base) for v in VARIANTS + ("autofuse static",)}
+    fns = {v: compiled_fn(v, dynamic=True) for v in VARIANTS}
+    fns["autofuse static"] = compiled_fn("autofuse", dynamic=False)
+    batch, _ = models.default_shape(name)
+    lengths = DYNAMIC_SEQS if models.ALL_MODELS[name].vocab else DYNAMIC_SEQS[:1]
+    if not models.ALL_MODELS[name].vocab:
+        case.notes.append("image model: one input size (the sequence length is fixed by the image)")
+    per_len = []
+    for i, seq in enumerate(lengths):
+        kw = models.example_inputs(name, batch, seq, seed=i + 1)
+        with torch.no_grad():
+            expected = forward(mods["eager"], kw)
+            before = autofuse.stats()["cxx_compiles"]
+            with autofuse.collect_records() as recs:
+                t0 = time.perf_counter()
+                got = fns["autofuse"](mods["autofuse"], kw)
+                secs = time.perf_counter() - t0
+            cxx = autofuse.stats()["cxx_compiles"] - before
+            case.fallbacks += [f"seq {seq} {r.name}: {r.fallback}" for r in recs if r.fallback]
+            compare(case, "autofuse", f"output seq {seq}", got, expected)
+            for v in ("inductor", "autofuse static"):
+                t0 = time.perf_counter()
+                compare(case, v, f"output seq {seq}", fns[v](mods[v], kw), expected)
+                if i == 0:
+                    case.compile_s[v] = time.perf_counter() - t0
+        if i == 0:
+            case.compile_s["autofuse"] = secs
+        case.cxx_compiles += cxx
+        progress(f"{name} dynamic seq {seq}: {len(recs)} graph(s) compiled, {cxx} C++ compile(s)")
+        if i >= 2 and (recs or cxx):
+            case.mismatches.append(f"seq {seq}: {len(recs)} graph(s) recompiled, {cxx} C++ compile(s)")
+        timed = {v: (lambda v=v, kw=kw: no_grad(fns[v], mods[v], kw)) for v in fns}
+        med, _ = interleaved_medians(timed, rounds_for(timed, BUDGET_S / len(lengths), 5, 200), warmup=1)
+        per_len.append(med)
+        case.notes.append(f"seq {seq}: " + ", ".join(f"{v} {fmt(t)}" for v, t in med.items())
+                          + f"; dynamic/static {med['autofuse static'] / med['autofuse']:.3f}x")
+    keys = per_len[0].keys()
+    case.medians = {v: math.exp(sum(math.log(m[v]) for m in per_len) / len(per_len)) for v in keys}
+    return case
+
+
+def no_grad(fn: Callable, m: torch.nn.Module, kw: Dict[str, torch.Tensor]) -> torch.Tensor:
+    """fn(m, kw) without autograd."""
+    with torch.no_grad():
+        return fn(m, kw)
+
+
+def fmt(t: float) -> str:
+    """Seconds as ms."""
+    return f"{t * 1e3:.2f} ms"
+
+
+def geomean(xs: List[float]) -> float:
+    """Geometric mean (nan for none)."""
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def table(cases: List[Case]) -> str:
+    """The results as markdown: one row per case, then the geomeans per config."""
+    lines = ["| model | config | eager | Inductor | autofuse | vs eager | vs Inductor | max err | "
+             "compile s (ind / af) | C++ | fallbacks | checks |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in cases:
+        checks = "ok" if not c.mismatches else f"{len(c.mismatches)} FAIL"
+        lines.append(
+            f"| {c.model} | {c.config} | {fmt(c.medians['eager'])} | {fmt(c.medians['inductor'])} | "
+            f"{fmt(c.medians['autofuse'])} | {c.ratio('eager'):.3f}x | {c.ratio('inductor'):.3f}x | "
+            f"{c.max_error.get('autofuse', 0):.2g} | {c.compile_s.get('inductor', 0):.1f} / "
+            f"{c.compile_s.get('autofuse', 0):.1f} | {c.cxx_compiles} | {len(c.fallbacks)} | {checks} |")
+    lines += ["", "| config | cases | autofuse / eager (geomean) | autofuse / Inductor (geomean) | worst vs Inductor |",
+              "|---|---|---|---|---|"]
+    for config in CONFIGS:
+        cs = [c for c in cases if c.config == config]
+        if cs:
+            worst = min(cs, key=lambda c: c.ratio("inductor"))
+            lines.append(f"| {config} | {len(cs)} | {geomean([c.ratio('eager') for c in cs]):.3f}x | "
+                         f"{geomean([c.ratio('inductor') for c in cs]):.3f}x | "
+                         f"{worst.model} {worst.ratio('inductor'):.3f}x |")
+    details = [f"- {c.model} {c.config}: {m}" for c in cases for m in c.fallbacks + c.mismatches + c.notes]
+    text = "\n".join(lines + ([""] + details if details else [])) + "\n"
+    return text + "".join("\n" + c.breakdown for c in cases if c.breakdown)
+
+
+def chart(cases: List[Case], path: str) -> None:
+    """Speed-up over eager of Inductor and autofuse, one panel per config."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    configs = [c for c in CONFIGS if any(x.config == c for x in cases)]
+    fig, axes = plt.subplots(1, len(configs), figsize=(4 * len(configs), 3.6), squeeze=False)
+    for ax, config in zip(axes[0], configs):
+        cs = [c for c in cases if c.config == config]
+        xs = range(len(cs))
+        ax.bar([x - 0.2 for x in xs], [c.medians["eager"] / c.medians["inductor"] for c in cs], 0.4, label="Inductor")
+        ax.bar([x + 0.2 for x in xs], [c.ratio("eager") for c in cs], 0.4, label="autofuse")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(list(xs), [c.model for c in cs], rotation=30)
+        ax.set_title(config)
+        ax.set_ylabel("speed-up over eager")
+    axes[0][0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default=",".join(models.MODELS), help=f"any of {','.join(models.ALL_MODELS)}")
+    ap.add_argument("--configs", default=",".join(CONFIGS), help=f"any of {','.join(CONFIGS)}")
+    ap.add_argument("--breakdown", action="store_true", help="profile where each case's time goes")
+    ap.add_argument("--out", default=OUT_DIR, help="directory for models.md and models.png")
+    args = ap.parse_args()
+    if os.environ.get("BENCH_THREADS"):
+        torch.set_num_threads(int(os.environ["BENCH_THREADS"]))
+    names = [n for n in args.models.split(",") if n]
+    configs = [c for c in args.configs.split(",") if c]
+    unknown = [n for n in names if n not in models.ALL_MODELS] + [c for c in configs if c not in CONFIGS]
+    if unknown:
+        sys.exit(f"unknown model(s)/config(s): {unknown}")
+    progress(f"{len(names)} model(s) x {len(configs)} config(s), torch threads {torch.get_num_threads()}, "
+             f"caches under {_CACHE}")
+    cases = []
+    for config in configs:
+        for name in names:
+            case = run_dynamic(name) if config == "dynamic" else run_case(name, config, args.breakdown)
+            cases.append(case)
+            progress(f"{name} {config}: autofuse {case.ratio('eager'):.3f}x eager, "
+                     f"{case.ratio('inductor'):.3f}x Inductor")
+    text = table(cases)
+    print(text)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "models.md"), "w") as f:
+        f.write(f"torch {torch.__version__}, {torch.get_num_threads()} threads, load {os.getloadavg()[0]:.1f}\n\n")
+        f.write(text)
+    chart(cases, os.path.join(args.out, "models.png"))
+    progress(f"wrote {os.path.join(args.out, 'models.md')} and models.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Where a model's time goes under eager, Inductor and autofuse (bench_models.py --breakdown).
+
+Each variant runs a few calls under torch.profiler (shapes recorded). Every event on the calling
+thread is put in one class:
+  matmul    matmul-class ATen ops (MATMUL_OPS) with everything they call (an addmm's bias copy)
+  aten      other ATen ops (self time), listed by op
+  kernels   fused kernels: ours (`autofuse::g0.k3 <ATen ops inside>`, executor.py labels them
+            while a profiler records) and Inductor's (`cpp_fused_*`, with its kernel profiling on)
+  executor  autofuse's run functions' own time (`autofuse::g0` less its children)
+  wrapper   the rest of the wall time: Dynamo's guards, AOTAutograd's wrappers, the autograd
+            engine, Python glue
+Then the top kernels of autofuse next to the Inductor kernel over the most of the same ATen ops,
+and each matmul-class op (by input shapes) under autofuse against eager's identical calls.
+"""
+from __future__ import annotations
+
+import collections
+import re
+import time
+from typing import Callable, Dict, List, Tuple
+
+import torch
+
+# ATen ops whose time is matmul work (and their CPU flash attention).
+MATMUL_OPS = {
+    "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
+    "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::scaled_dot_product_attention",
+    "aten::_scaled_dot_product_flash_attention_for_cpu_backward", "aten::_addmm_activation",
+}
+CALLS = 5  # profiled calls per variant
+_INDUCTOR_KERNEL = re.compile(r"cpp_fused_(.*?)(_\d+)?$")
+
+
+def profiled_inductor(forward: Callable, module: torch.nn.Module, kw: dict, train: bool, ctx: Callable) -> Callable:
+    """An Inductor compile of forward with kernel profiling on (its kernels become profiler
+    events); compiled here, on a call that is not timed."""
+    fn = torch.compile(forward, options={"cpp.enable_kernel_profile": True})
+
+    def call() -> torch.Tensor:
+        with ctx():
+            if train:
+                for p in module.parameters():
+                    p.grad = None
+                out = fn(module, kw)
+                out.float().square().mean().backward()
+                return out
+            return fn(module, kw)
+
+    call()
+    return call
+
+
+def _classify(events: List) -> Tuple[Dict[str, float], Dict[str, float], Dict[str, float]]:
+    """(class -> self µs summed, ATen op -> self µs of class aten, kernel -> self µs)."""
+    classes: Dict[str, float] = collections.defaultdict(float)
+    aten: Dict[str, float] = collections.defaultdict(float)
+    kernels: Dict[str, float] = collections.defaultdict(float)
+    for e in events:
+        name, us = e.name, e.self_cpu_time_total
+        parent, under_matmul = e.cpu_parent, False
+        while parent is not None and not under_matmul:
+            under_matmul = parent.name in MATMUL_OPS
+            parent = parent.cpu_parent
+        if name in MATMUL_OPS or under_matmul:
+            classes["matmul"] += us
+        elif name.startswith("autofuse::") and ".k" in name or _INDUCTOR_KERNEL.search(name):
+            classes["kernels"] += us
+            kernels[name] += us
+        elif name.startswith("autofuse::"):
+            classes["executor"] += us
+        elif name.startswith("aten::"):
+            classes["aten"] += us
+            aten[name] += us
+    return classes, aten, kernels
+
+
+def _profile(fn: Callable[[], object]) -> Tuple[float, "torch.profiler.profile"]:
+    """(wall µs per call, the profile) of CALLS calls of fn after two warm-up calls."""
+    fn()
+    fn()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        t0 = time.perf_counter()
+        for _ in range(CALLS):
+            fn()
+        wall = (time.perf_counter() - t0) * 1e6 / CALLS
+    return wall, prof
+
+
+# The innermost matmul-class ops and their functional arity: the executor calls some through
+# their out= overloads, whose extra last argument is not part of the call's identity.
+_ARITY = {"aten::mm": 2, "aten::bmm": 2, "aten::addmm": 5, "aten::baddbmm": 5,
+          "aten::_scaled_dot_product_flash_attention_for_cpu": 7,
+          "aten::_scaled_dot_product_flash_attention_for_cpu_backward": 10}
+
+
+def _matmul_calls(prof) -> Dict[Tuple[str, str], Tuple[int, float]]:
+    """(op, input shapes) -> (calls, inclusive µs) of the innermost matmul-class ops."""
+    out: Dict[Tuple[str, str], Tuple[int, float]] = {}
+    for a in prof.key_averages(group_by_input_shape=True):
+        if a.key in _ARITY:
+            key = (a.key, str(a.input_shapes[:_ARITY[a.key]]))
+            n, us = out.get(key, (0, 0.0))
+            out[key] = (n + a.count, us + a.cpu_time_total)
+    return out
+
+
+def _ops_of(kernel: str) -> List[str]:
+    """The ATen op names a kernel label carries (`autofuse::g0.k3 add+gelu` -> [add, gelu])."""
+    return [o for o in kernel.split(" ", 1)[-1].split("+") if o not in ("clone", "view", "_to_copy")]
+
+
+def report(title: str, fns: Dict[str, Callable[[], object]]) -> str:
+    """The breakdown of one case as markdown text (fns: variant -> one call)."""
+    per = {v: _profile(fn) for v, fn in fns.items()}
+    split = {v: _classify(p.events()) for v, (_, p) in per.items()}
+    ms = lambda us: f"{us / 1e3 / CALLS:.2f}"  # noqa: E731 (µs over CALLS calls -> ms per call)
+    lines = [f"### {title}: where the time goes (ms per call, {CALLS} profiled calls)", "",
+             "| class | " + " | ".join(per) + " |", "|---|" + "---|" * len(per)]
+    for cls in ("matmul", "aten", "kernels", "executor"):
+        lines.append(f"| {cls} | " + " | ".join(ms(split[v][0].get(cls, 0.0)) for v in per) + " |")
+    wrapper = {v: per[v][0] * CALLS - sum(split[v][0].values()) for v in per}
+    lines.append("| wrapper | " + " | ".join(ms(wrapper[v]) for v in per) + " |")
+    lines.append("| wall | " + " | ".join(f"{per[v][0] / 1e3:.2f}" for v in per) + " |")
+
+    aten = split["autofuse"][1]
+    top = sorted(aten.items(), key=lambda kv: -kv[1])[:8]
+    lines += ["", "other ATen ops under autofuse: " + ", ".join(f"{k[6:]} {ms(us)}" for k, us in top)]
+    ours = sorted(split["autofuse"][2].items(), key=lambda kv: -kv[1])[:10]
+    theirs = split.get("inductor", ({}, {}, {}))[2]
+    lines += ["", "| autofuse kernel | ms | Inductor kernel over the same ops | ms |", "|---|---|---|---|"]
+    for k, us in ours:
+        ops = _ops_of(k)
+        best = max(theirs.items(), key=lambda kv: (sum(o in kv[0] for o in ops), kv[1]), default=None)
+        if best is not None and sum(o in best[0] for o in ops) == 0:
+            best = None
+        match = f"{best[0]} | {ms(best[1])}" if best else "- | -"
+        lines.append(f"| {k} | {ms(us)} | {match} |")
+
+    mine, eager = _matmul_calls(per["autofuse"][1]), _matmul_calls(per["eager"][1])
+    both = sorted(set(mine) & set(eager), key=lambda key: -eager[key][1])
+    lines += ["", "| matmul op (input shapes) | calls | autofuse ms | eager ms | ratio |", "|---|---|---|---|---|"]
+    tot_a = tot_e = 0.0
+    for key in both:
+        (n, a), (_, e) = mine[key], eager[key]
+        tot_a, tot_e = tot_a + a, tot_e + e
+        lines.append(f"| {key[0][6:]} {key[1]} | {n // CALLS} | {ms(a)} | {ms(e)} | {a / e:.3f} |")
+    if tot_e:
+        lines.append(f"| all matched matmul calls | | {ms(tot_a)} | {ms(tot_e)} | {tot_a / tot_e:.3f} |")
+    unmatched = sorted(set(mine) - set(eager))
+    if unmatched:
+        lines.append("")
+        lines.append("matmul calls under autofuse with no identical eager call: "
+                     + "; ".join(f"{k[0][6:]} {k[1]}" for k in unmatched))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,37 @@
+"""scaled_dot_product_attention stays one ATen op (the CPU flash kernel) in the forward and in
+the backward, never bmm + softmax + bmm, and matches eager."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import autofuse
+from helpers import compile_fn
+
+
+def _attention(q, k, v, mask):
+    out = F.scaled_dot_product_attention(q * 1.5, k, v, attn_mask=mask, is_causal=mask is None)
+    return out.transpose(1, 2).reshape(q.shape[0], q.shape[2], -1) + 1.0
+
+
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_attention_stays_whole_forward_and_backward(masked, dtype):
+    autofuse.reset_records()
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 33, 16, dtype=dtype, requires_grad=True) for _ in range(3))
+    mask = torch.randn(2, 1, 33, 33, dtype=dtype) if masked else None
+    f = compile_fn(_attention)
+    got = f(q, k, v, mask)
+    grads = torch.autograd.grad(got.float().square().sum(), (q, k, v))
+    expected = _attention(q, k, v, mask)
+    expected_grads = torch.autograd.grad(expected.float().square().sum(), (q, k, v))
+    torch.testing.assert_close(got, expected)
+    for g, e in zip(grads, expected_grads):
+        torch.testing.assert_close(g, e)
+    recs = autofuse.compiled_graphs()
+    assert {r.tag for r in recs} == {"fw", "bw"} and not [r.fallback for r in recs if r.fallback]
+    code = "".join(r.fx_code for r in recs)
+    assert "_scaled_dot_product_flash_attention_for_cpu.default" in code
+    assert "_scaled_dot_product_flash_attention_for_cpu_backward.default" in code
+    assert "bmm" not in code and "_softmax" not in code and "amax" not in code
