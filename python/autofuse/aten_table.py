@@ -442,8 +442,9 @@ def _is_zero(size: Any) -> bool:
 
 def concat_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
     """cat(tensors, dim): the inputs one after another along `dim`. Inputs of extent 0 along
-    `dim` add nothing and are left out; a rank other than the result's (torch's legacy 1-D
-    empty tensor) or all inputs empty stay ATen."""
+    `dim` add nothing and are left out, and so are torch's legacy 1-D empty tensors of any
+    rank's cat (eager skips them: a KV cache starts as one); another rank than the result's,
+    or all inputs empty, stay ATen."""
     tensors, rank = a["tensors"], out.dim()
     dim = a.get("dim", 0)
     if rank == 0 or not isinstance(dim, int) or not -rank <= dim < rank:
@@ -455,6 +456,8 @@ def concat_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
         if not isinstance(v, torch.fx.Node) or not isinstance(src, torch.Tensor):
             name = f"%{v.name}" if isinstance(v, torch.fx.Node) else repr(v)
             return f"cat input {name} is not a tensor node"
+        if src.dim() == 1 and _is_zero(src.shape[0]):
+            continue
         if src.dim() != rank:
             return (f"cat input %{v.name} of shape {list(src.shape)} has rank {src.dim()}, the result "
                     f"rank {rank} (a legacy 1-D empty tensor)")
