@@ -25,7 +25,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 
-from . import aten_table, decompositions
+from . import aten_table, decompositions, packed_linear
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
@@ -145,7 +145,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
     if devices - {"cpu"}:
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
-        tr = translate(gm, name, supported_dtypes())
+        tr = translate(gm, name, supported_dtypes(), _packed_weights(config, tag))
     except Exception as e:  # a frontend bug must not break the model
         return _fallback(rec, gm, f"translation to Graph IR failed: {type(e).__name__}: {e}", True)
     rec.translation = tr
@@ -199,6 +199,17 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
         name, rec.num_kernels, fused_op_count(rec), rec.fx_ops, rec.compile_seconds,
         rec.cxx_compiles, rec.cache_hits)
     return make_boxed_func(runner)
+
+
+def _packed_weights(config: CompilerConfig, tag: str) -> List[int]:
+    """The input positions of a forward or inference graph that hold parameters or buffers
+    (AOTAutograd's static inputs), whose linear layers run on packed weights; none when packing
+    is off or unavailable, and for backward graphs (their inputs are saved activations)."""
+    if not config.pack_weights or tag == "bw" or not packed_linear.available():
+        return []
+    ctx = torch._guards.TracingContext.try_get()
+    meta = getattr(ctx, "fw_metadata", None)
+    return list(getattr(meta, "static_input_indices", None) or [])
 
 
 def fused_op_count(rec: GraphRecord) -> int:

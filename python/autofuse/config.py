@@ -32,6 +32,9 @@ class CompilerConfig:
                                             once per shape bucket and keeps the fastest in
                                             <cache dir>/tuning.txt (later runs reuse it); never
                                             changes results. Off by default.
+      pack_weights     AUTOFUSE_PACK_WEIGHTS linear layers run on oneDNN with each weight packed
+                                            once and repacked when its version counter moves
+                                            (packed_linear.py); on by default.
 
     Fusion settings (README "AUTOFUSE_FLAGS"). `autofuse_flags` is CANN AutoFuse's flag text,
     "--key=value;--key=value", by default the environment variable AUTOFUSE_FLAGS. The typed
@@ -62,6 +65,7 @@ class CompilerConfig:
     )
     fallback_on_error: bool = True
     tune: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_TUNE", False))
+    pack_weights: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_PACK_WEIGHTS", True))
     autofuse_flags: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_FLAGS"))
     enable_autofuse: Optional[bool] = None
     enable_passes: Optional[Union[str, Sequence[str]]] = None

@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 import torch
 import torch.fx
 
-from . import aten_table
+from . import aten_table, packed_linear
 from .aten_table import Plan, bind_args
 from .ir_nodes import DTYPE_NAMES, GNode, TType, make_call, print_graph, target_name
 from .symbolic import Size, SymbolReader, SymbolSources, hint_value, py_sizes, simplify, to_size
@@ -115,6 +115,7 @@ class _Builder:
         self.root_off: Dict[int, Size] = {}  # node -> FX storage offset of the root it aliases
         self.consts: Dict[Tuple[str, str], int] = {}
         self.values_of: Dict[torch.fx.Node, int] = {}  # values-only max/min.dim -> its reduce
+        self.packable: Set[torch.fx.Node] = set()  # parameters whose linear layers run packed
 
     def add(self, node: GNode, root_off: Size = 0) -> int:
         base = "".join(c if c.isalnum() or c in "_." else "_" for c in node.name) or "v"
@@ -198,14 +199,19 @@ class _Builder:
         return self.broadcast(self.cast(self.logical(fx), dtype, origin), shape, origin)
 
 
-def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torch.dtype]]) -> Translation:
+def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torch.dtype]],
+              packed_weights: Sequence[int] = ()) -> Translation:
     """Translates `gm` (an ATen FX graph with meta vals) into a Graph IR graph named `name`.
 
     `supported` maps each registry kind to the dtypes kernels accept for its operands
-    (_C.op_registry()); an op whose operands fall outside becomes opaque.
+    (_C.op_registry()); an op whose operands fall outside becomes opaque. `packed_weights`:
+    the positions of the inputs (parameters) whose linear layers run on packed weights
+    (packed_linear.py).
     """
-    sources = SymbolSources([n for n in gm.graph.nodes if n.op == "placeholder"])
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    sources = SymbolSources(phs)
     b = _Builder(supported, sources)
+    b.packable = {phs[i] for i in packed_weights if i < len(phs)}
     placeholders: List[int] = []
     outputs: List[Tuple[bool, Any]] = []
     fusible = fx_ops = 0
@@ -269,10 +275,11 @@ def _opaque(b: _Builder, node: torch.fx.Node, val: Any, origin: str, reason: str
         run = lambda env, n=node: _get_attr(n)  # noqa: E731
     else:
         run = make_call(node, lambda a: b.fx_slot[a])
+    packed = packed_linear.packed_run(node, lambda a: b.fx_slot[a], b.packable, run) if b.packable else None
     tt = b.tensor_type(val, _offset(val))
-    gnode = GNode(node.name, "opaque", operands, {"target": origin}, tt, run, node, origin, reason)
+    gnode = GNode(node.name, "opaque", operands, {"target": origin}, tt, packed or run, node, origin, reason)
     out_op = aten_table.OUT_VARIANTS.get(node.target)
-    if out_op is not None and tt is not None:
+    if out_op is not None and tt is not None and packed is None:
         gnode.run_into = make_call(node, lambda a: b.fx_slot[a], out_op)
     b.fx_slot[node] = b.add(gnode, _offset(val))
     return "opaque"

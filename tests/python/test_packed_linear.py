@@ -1,0 +1,103 @@
+"""Linear layers run on oneDNN with packed weights (packed_linear.py): same results as eager,
+repacked whenever the weight changes through PyTorch, never for activations, off on request."""
+
+import pytest
+import torch
+
+import autofuse
+from autofuse import packed_linear
+from helpers import compile_fn
+
+pytestmark = pytest.mark.skipif(not packed_linear.available(), reason="torch without oneDNN")
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self, conv1d=False):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(32, 64)
+        self.fc2 = torch.nn.Linear(64, 16, bias=False)
+        # GPT-2's Conv1D: a weight stored [in, out], read by addmm without a transpose.
+        self.w3 = torch.nn.Parameter(torch.randn(16, 24)) if conv1d else None
+        self.b3 = torch.nn.Parameter(torch.randn(24)) if conv1d else None
+
+    def forward(self, x):
+        y = self.fc2(torch.nn.functional.gelu(self.fc1(x)))
+        if self.w3 is not None:
+            y = torch.addmm(self.b3, y.reshape(-1, 16), self.w3).view(*x.shape[:-1], 24)
+        return y
+
+
+def _linear_calls(f, *args):
+    """(result, number of oneDNN packed linear calls) of one call of f under the profiler (after
+    a first call, which compiles)."""
+    f(*args)
+    with torch.profiler.profile() as prof:
+        out = f(*args)
+    return out, sum(e.name == "mkldnn::_linear_pointwise" for e in prof.events())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("conv1d", [False, True])
+def test_inference_runs_packed_and_follows_weight_updates(dtype, conv1d):
+    torch.manual_seed(0)
+    m = Mlp(conv1d).to(dtype).eval()
+    f = compile_fn(m)
+    x = torch.randn(2, 5, 32, dtype=dtype)
+    with torch.no_grad():
+        out, calls = _linear_calls(f, x)
+        torch.testing.assert_close(out, m(x))
+        assert calls == (3 if conv1d else 2)
+        # In-place writes through PyTorch bump the version counter: the next call repacks.
+        m.fc1.weight.mul_(-0.5)
+        torch.testing.assert_close(f(x), m(x))
+        m.fc2.weight.data = torch.randn_like(m.fc2.weight) * 0.1  # a new storage
+        torch.testing.assert_close(f(x), m(x))
+        m.load_state_dict({k: torch.randn_like(v) * 0.1 for k, v in m.state_dict().items()})
+        torch.testing.assert_close(f(x), m(x))
+
+
+def test_training_steps_repack_after_each_optimizer_step():
+    torch.manual_seed(0)
+    m, ref = Mlp(), Mlp()
+    ref.load_state_dict(m.state_dict())
+    f = compile_fn(m)
+    opt, opt_ref = torch.optim.SGD(m.parameters(), lr=0.1), torch.optim.SGD(ref.parameters(), lr=0.1)
+    for step in range(3):
+        x = torch.randn(4, 32)
+        outs = []
+        for fn, o in ((f, opt), (ref, opt_ref)):
+            o.zero_grad()
+            outs.append(fn(x))
+            outs[-1].square().mean().backward()
+            o.step()
+        torch.testing.assert_close(outs[0], outs[1])  # the forward saw the last step's weights
+    x = torch.randn(4, 32)
+    with torch.no_grad():
+        torch.testing.assert_close(f(x), ref(x))
+    for p, q in zip(m.parameters(), ref.parameters()):
+        torch.testing.assert_close(p, q)
+
+
+def test_activations_and_disabled_packing_use_plain_aten():
+    torch.manual_seed(0)
+    a, b = torch.randn(8, 16), torch.randn(16, 4)
+    f = compile_fn(lambda a, b: torch.mm(a.exp(), b) + 1)  # no parameter: nothing to pack
+    with torch.no_grad():
+        out, calls = _linear_calls(f, a, b)
+    torch.testing.assert_close(out, torch.mm(a.exp(), b) + 1)
+    assert calls == 0
+    m = Mlp().eval()
+    g = compile_fn(m, autofuse.CompilerConfig(pack_weights=False))
+    x = torch.randn(3, 32)
+    with torch.no_grad():
+        out, calls = _linear_calls(g, x)
+    torch.testing.assert_close(out, m(x))
+    assert calls == 0
+
+
+def test_inference_mode_weights_run_plain():
+    with torch.inference_mode():
+        m = Mlp().eval()
+        x = torch.randn(3, 32)
+        f = compile_fn(m)
+        torch.testing.assert_close(f(x), m(x))
