@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import re
 import time
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -26,6 +26,7 @@ MATMUL_OPS = {
     "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
     "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::scaled_dot_product_attention",
     "aten::_scaled_dot_product_flash_attention_for_cpu_backward", "aten::_addmm_activation",
+    "mkldnn::_linear_pointwise", "mkl::_mkl_linear",
 }
 CALLS = 5  # profiled calls per variant
 _INDUCTOR_KERNEL = re.compile(r"cpp_fused_(.*?)(_\d+)?$")
@@ -86,19 +87,33 @@ def _profile(fn: Callable[[], object]) -> Tuple[float, "torch.profiler.profile"]
     return wall, prof
 
 
-# The innermost matmul-class ops and their functional arity: the executor calls some through
-# their out= overloads, whose extra last argument is not part of the call's identity.
-_ARITY = {"aten::mm": 2, "aten::bmm": 2, "aten::addmm": 5, "aten::baddbmm": 5,
-          "aten::_scaled_dot_product_flash_attention_for_cpu": 7,
-          "aten::_scaled_dot_product_flash_attention_for_cpu_backward": 10}
+def _call_key(name: str, shapes: List[List[int]]) -> Optional[str]:
+    """A matmul-class call named by what it computes, so the same product matches across ATen
+    ops: `linear 512x768->3072` for addmm/mm (mat2 [K, N]) and oneDNN's linear (weight [N, K]),
+    `bmm ...` and attention by their input shapes; None for wrappers (linear, matmul)."""
+    if name in ("aten::addmm", "aten::mm") and len(shapes) >= 2:
+        a, b = shapes[-2:] if name == "aten::mm" else shapes[1:3]
+        return f"linear {a[0]}x{a[1]}->{b[1]}" if len(a) == 2 and len(b) == 2 else None
+    if name in ("mkldnn::_linear_pointwise", "mkl::_mkl_linear") and len(shapes) >= 2 and shapes[0]:
+        x, w = shapes[0], shapes[1]
+        rows = 1
+        for d in x[:-1]:
+            rows *= d
+        n = w[0] if w else "?"
+        return f"linear {rows}x{x[-1]}->{n}"
+    if name in ("aten::bmm", "aten::baddbmm"):
+        return f"{name[6:]} {shapes[-2:] if name == 'aten::bmm' else shapes[1:3]}"
+    if "scaled_dot_product" in name and "flash" in name:
+        return f"{name[6:]} {shapes[:3]}"
+    return None
 
 
-def _matmul_calls(prof) -> Dict[Tuple[str, str], Tuple[int, float]]:
-    """(op, input shapes) -> (calls, inclusive µs) of the innermost matmul-class ops."""
-    out: Dict[Tuple[str, str], Tuple[int, float]] = {}
+def _matmul_calls(prof) -> Dict[str, Tuple[int, float]]:
+    """call key (_call_key) -> (calls, inclusive µs) of the matmul-class ops."""
+    out: Dict[str, Tuple[int, float]] = {}
     for a in prof.key_averages(group_by_input_shape=True):
-        if a.key in _ARITY:
-            key = (a.key, str(a.input_shapes[:_ARITY[a.key]]))
+        key = _call_key(a.key, a.input_shapes) if a.key in MATMUL_OPS else None
+        if key is not None:
             n, us = out.get(key, (0, 0.0))
             out[key] = (n + a.count, us + a.cpu_time_total)
     return out
@@ -138,17 +153,17 @@ def report(title: str, fns: Dict[str, Callable[[], object]]) -> str:
 
     mine, eager = _matmul_calls(per["autofuse"][1]), _matmul_calls(per["eager"][1])
     both = sorted(set(mine) & set(eager), key=lambda key: -eager[key][1])
-    lines += ["", "| matmul op (input shapes) | calls | autofuse ms | eager ms | ratio |", "|---|---|---|---|---|"]
+    lines += ["", "| matmul-class call | calls | autofuse ms | eager ms | ratio |", "|---|---|---|---|---|"]
     tot_a = tot_e = 0.0
     for key in both:
         (n, a), (_, e) = mine[key], eager[key]
         tot_a, tot_e = tot_a + a, tot_e + e
-        lines.append(f"| {key[0][6:]} {key[1]} | {n // CALLS} | {ms(a)} | {ms(e)} | {a / e:.3f} |")
+        lines.append(f"| {key} | {n // CALLS} | {ms(a)} | {ms(e)} | {a / e:.3f} |")
     if tot_e:
         lines.append(f"| all matched matmul calls | | {ms(tot_a)} | {ms(tot_e)} | {tot_a / tot_e:.3f} |")
     unmatched = sorted(set(mine) - set(eager))
     if unmatched:
         lines.append("")
         lines.append("matmul calls under autofuse with no identical eager call: "
-                     + "; ".join(f"{k[0][6:]} {k[1]}" for k in unmatched))
+                     + "; ".join(unmatched))
     return "\n".join(lines) + "\n"
