@@ -145,7 +145,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
     if devices - {"cpu"}:
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
-        tr = translate(gm, name, supported_dtypes(), _packed_weights(config, tag))
+        tr = translate(gm, name, supported_dtypes(), _packed_weights(config, tag, gm))
     except Exception as e:  # a frontend bug must not break the model
         return _fallback(rec, gm, f"translation to Graph IR failed: {type(e).__name__}: {e}", True)
     rec.translation = tr
@@ -201,15 +201,20 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
     return make_boxed_func(runner)
 
 
-def _packed_weights(config: CompilerConfig, tag: str) -> List[int]:
-    """The input positions of a forward or inference graph that hold parameters or buffers
-    (AOTAutograd's static inputs), whose linear layers run on packed weights; none when packing
-    is off or unavailable, and for backward graphs (their inputs are saved activations)."""
-    if not config.pack_weights or tag == "bw" or not packed_linear.available():
+def _packed_weights(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) -> List[int]:
+    """The input positions of `gm` that hold parameters or buffers, whose linear layers run on
+    packed weights (packed_linear.py): AOTAutograd's static inputs of the forward; in a backward
+    graph the forward's static inputs it saved, which keep their forward names (`primals_3`).
+    None when packing is off or unavailable."""
+    if not config.pack_weights or not packed_linear.available():
         return []
     ctx = torch._guards.TracingContext.try_get()
-    meta = getattr(ctx, "fw_metadata", None)
-    return list(getattr(meta, "static_input_indices", None) or [])
+    static = list(getattr(getattr(ctx, "fw_metadata", None), "static_input_indices", None) or [])
+    if tag != "bw":
+        return static
+    names = {f"primals_{i + 1}" for i in static}
+    inputs = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    return [k for k, name in enumerate(inputs) if name in names]
 
 
 def fused_op_count(rec: GraphRecord) -> int:

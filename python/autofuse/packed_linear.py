@@ -31,15 +31,15 @@ def available() -> bool:
 
 
 def _weight(mat2: Any, static: Collection[torch.fx.Node]) -> Optional[tuple]:
-    """(the parameter node, whether it is read transposed) when `mat2` is a static input W
-    read as permute(W, [1, 0]) ([out, in], nn.Linear) or W itself ([in, out], Conv1D)."""
-    if not isinstance(mat2, torch.fx.Node):
-        return None
-    if mat2 in static:
-        return mat2, False
-    if mat2.target == aten.permute.default and list(mat2.args[1]) in ([1, 0], [-1, -2]) and mat2.args[0] in static:
-        return mat2.args[0], True
-    return None
+    """(the parameter node W, whether mat2 reads it transposed) when `mat2` is a static input
+    read through 2-D transposes only: permute(W, [1, 0]) of an [out, in] W (nn.Linear), W itself
+    ([in, out]: GPT-2's Conv1D; a backward's input gradient), or chains of both."""
+    transposed = False
+    while isinstance(mat2, torch.fx.Node) and mat2 not in static:
+        if mat2.target != aten.permute.default or list(mat2.args[1]) not in ([1, 0], [-1, -2]):
+            return None
+        mat2, transposed = mat2.args[0], not transposed
+    return (mat2, transposed) if isinstance(mat2, torch.fx.Node) else None
 
 
 def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], static: Collection[torch.fx.Node],
