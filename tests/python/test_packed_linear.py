@@ -36,7 +36,7 @@ def _linear_calls(f, *args):
     return out, sum(e.name == "mkldnn::_linear_pointwise" for e in prof.events())
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("conv1d", [False, True])
 def test_inference_runs_packed_and_follows_weight_updates(dtype, conv1d):
     torch.manual_seed(0)
@@ -56,14 +56,23 @@ def test_inference_runs_packed_and_follows_weight_updates(dtype, conv1d):
         torch.testing.assert_close(f(x), m(x))
 
 
+def test_fp32_linear_layers_stay_on_atens_blas_call():
+    m = Mlp().eval()
+    x = torch.randn(3, 32)
+    with torch.no_grad():
+        out, calls = _linear_calls(compile_fn(m), x)
+    torch.testing.assert_close(out, m(x))
+    assert calls == 0
+
+
 def test_training_steps_repack_after_each_optimizer_step():
     torch.manual_seed(0)
-    m, ref = Mlp(), Mlp()
+    m, ref = Mlp().bfloat16(), Mlp().bfloat16()
     ref.load_state_dict(m.state_dict())
     f = compile_fn(m)
     opt, opt_ref = torch.optim.SGD(m.parameters(), lr=0.1), torch.optim.SGD(ref.parameters(), lr=0.1)
     for step in range(3):
-        x = torch.randn(4, 32)
+        x = torch.randn(4, 32, dtype=torch.bfloat16)
         outs = []
         for fn, o in ((f, opt), (ref, opt_ref)):
             o.zero_grad()
@@ -71,7 +80,7 @@ def test_training_steps_repack_after_each_optimizer_step():
             outs[-1].square().mean().backward()
             o.step()
         torch.testing.assert_close(outs[0], outs[1])  # the forward saw the last step's weights
-    x = torch.randn(4, 32)
+    x = torch.randn(4, 32, dtype=torch.bfloat16)
     with torch.no_grad():
         torch.testing.assert_close(f(x), ref(x))
     for p, q in zip(m.parameters(), ref.parameters()):
@@ -80,15 +89,15 @@ def test_training_steps_repack_after_each_optimizer_step():
 
 def test_activations_and_disabled_packing_use_plain_aten():
     torch.manual_seed(0)
-    a, b = torch.randn(8, 16), torch.randn(16, 4)
+    a, b = torch.randn(8, 16, dtype=torch.bfloat16), torch.randn(16, 4, dtype=torch.bfloat16)
     f = compile_fn(lambda a, b: torch.mm(a.exp(), b) + 1)  # no parameter: nothing to pack
     with torch.no_grad():
         out, calls = _linear_calls(f, a, b)
     torch.testing.assert_close(out, torch.mm(a.exp(), b) + 1)
     assert calls == 0
-    m = Mlp().eval()
+    m = Mlp().bfloat16().eval()
     g = compile_fn(m, autofuse.CompilerConfig(pack_weights=False))
-    x = torch.randn(3, 32)
+    x = torch.randn(3, 32, dtype=torch.bfloat16)
     with torch.no_grad():
         out, calls = _linear_calls(g, x)
     torch.testing.assert_close(out, m(x))
@@ -97,18 +106,18 @@ def test_activations_and_disabled_packing_use_plain_aten():
 
 def test_inference_mode_weights_run_plain():
     with torch.inference_mode():
-        m = Mlp().eval()
-        x = torch.randn(3, 32)
+        m = Mlp().bfloat16().eval()
+        x = torch.randn(3, 32, dtype=torch.bfloat16)
         f = compile_fn(m)
         torch.testing.assert_close(f(x), m(x))
 
 
 def test_backward_reads_the_saved_weights_packed():
     torch.manual_seed(0)
-    m, ref = Mlp(), Mlp()
+    m, ref = Mlp().bfloat16(), Mlp().bfloat16()
     ref.load_state_dict(m.state_dict())
     f = compile_fn(m)
-    x, x_ref = torch.randn(4, 32, requires_grad=True), None
+    x = torch.randn(4, 32, dtype=torch.bfloat16, requires_grad=True)
     x_ref = x.detach().clone().requires_grad_(True)
     f(x).sum().backward()  # compiles forward and backward
     m.zero_grad()
