@@ -322,13 +322,16 @@ NATIVE_OPS = [
     aten.all.dims,
 ]
 
-# Matmul-class composite ops the backend never decomposes: ATen's own kernel for the whole op
-# beats any split into registry ops and ATen matmuls (the CPU flash-attention kernel streams
-# blocks of the scores through its caches; decomposed, attention materializes the score
-# matrix, a softmax kernel and permute copies around two bmm calls).
+# Composite ops the backend never decomposes: ATen's own kernel for the whole op beats any
+# split into registry ops and ATen steps. The CPU flash-attention kernel streams blocks of the
+# scores through its caches (decomposed, attention materializes the score matrix, a softmax
+# kernel and permute copies around two bmm calls); embedding's backward accumulates into a
+# zeroed table in place (decomposed, a functional index_put clones the whole table first: a
+# 50257 x 768 vocabulary costs 154 MB of copy per step).
 KEPT_WHOLE = [
     aten._scaled_dot_product_flash_attention_for_cpu.default,
     aten._scaled_dot_product_flash_attention_for_cpu_backward.default,
+    aten.embedding_dense_backward.default,
 ]
 
 # ATen ops the executor runs with an `out=` tensor it allocates itself, pooled across calls

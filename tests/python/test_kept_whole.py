@@ -1,5 +1,7 @@
-"""scaled_dot_product_attention stays one ATen op (the CPU flash kernel) in the forward and in
-the backward, never bmm + softmax + bmm, and matches eager."""
+"""Composite ops kept whole (aten_table.KEPT_WHOLE): scaled_dot_product_attention stays one ATen
+op (the CPU flash kernel) in the forward and the backward, never bmm + softmax + bmm; embedding's
+backward stays ATen's in-place accumulation, never a functional index_put that clones the
+table. Both match eager."""
 
 import pytest
 import torch
@@ -35,3 +37,20 @@ def test_attention_stays_whole_forward_and_backward(masked, dtype):
     assert "_scaled_dot_product_flash_attention_for_cpu.default" in code
     assert "_scaled_dot_product_flash_attention_for_cpu_backward.default" in code
     assert "bmm" not in code and "_softmax" not in code and "amax" not in code
+
+
+def test_embedding_backward_accumulates_in_place():
+    autofuse.reset_records()
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(1000, 16)
+    ref = torch.nn.Embedding(1000, 16)
+    ref.load_state_dict(emb.state_dict())
+    ids = torch.randint(0, 1000, (4, 9))
+    ids[0, :3] = 7  # repeated ids accumulate
+    f = compile_fn(lambda ids: (emb(ids) * 2).tanh())
+    f(ids).square().sum().backward()
+    (ref(ids) * 2).tanh().square().sum().backward()
+    torch.testing.assert_close(emb.weight.grad, ref.weight.grad)
+    bw = [r for r in autofuse.compiled_graphs() if r.tag == "bw"]
+    assert len(bw) == 1 and not bw[0].fallback
+    assert "embedding_dense_backward.default" in bw[0].fx_code and "index_put" not in bw[0].fx_code
