@@ -25,7 +25,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 
-from . import aten_table, decompositions, packed_linear
+from . import aten_table, decompositions, packed_linear, scatter_decompositions
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
@@ -89,13 +89,15 @@ def _publish(rec: GraphRecord) -> None:
 def decomposition_table() -> Dict[Any, Callable]:
     """Core ATen decompositions minus the ops autofuse maps whole to one registry kind and the
     matmul-class composites ATen runs whole (aten_table.KEPT_WHOLE: attention), plus a
-    few decompositions into registry ops (aten_table.EXTRA_DECOMPOSED) and the norms /
-    softmax / var as elementwise + reduce chains (decompositions.py)."""
+    few decompositions into registry ops (aten_table.EXTRA_DECOMPOSED), the norms / softmax /
+    var as elementwise + reduce chains (decompositions.py) and slice / select scatters as
+    concatenations (scatter_decompositions.py)."""
     from torch._decomp import core_aten_decompositions, get_decompositions
 
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(aten_table.EXTRA_DECOMPOSED))
     table.update(decompositions.reduction_decompositions())
+    table.update(scatter_decompositions.scatter_decompositions())
     for op in aten_table.NATIVE_OPS + aten_table.KEPT_WHOLE:
         table.pop(op, None)
     return table
