@@ -1,34 +1,68 @@
-"""Linear layers on oneDNN with their weights packed once, not on every call.
+"""Linear layers on weights packed once, not on every call.
 
 A model's linear layers reach the executor as `addmm(bias, x, permute(W, [1, 0]))` or
 `mm(x, permute(W, [1, 0]))` (GPT-2's Conv1D: `addmm(bias, x, W)` with W stored [in, out]), where
-W is a parameter. In bf16 and fp16 ATen hands them to oneDNN, which reorders W into its blocked
-layout on every call; oneDNN's linear on W reordered once (`mkldnn._reorder_linear_weight`,
-`mkldnn._linear_pointwise`: what Inductor does under `freezing`) does the same arithmetic
-1.16-1.41x faster at these models' sizes (1 thread, CPU time, 32-512 rows; AMX host). fp32
-stays on ATen's BLAS call: the packed oneDNN call measured 0.93-1.05x of it.
+W is a parameter. ATen's call reads W in its plain layout every time, and in bf16/fp16 oneDNN
+reorders it into its blocked layout on every call. With W packed once (what Inductor does under
+`freezing`), the same arithmetic runs faster at these models' sizes (measured at 1 thread in
+CPU time, 32-512 rows, on an AMX host; LIBRARIES):
+  bf16, fp16  oneDNN's linear on a reordered weight (mkldnn._reorder_linear_weight,
+              _linear_pointwise): 1.16-1.41x ATen's call (oneDNN's fp32 linear: 0.93-1.05x)
+  fp32        MKL's packed sgemm (mkl._mkl_reorder_linear_weight, _mkl_linear): 1.07-1.43x;
+              a pack serves the row count it was made for, so dynamic shapes keep one per count
 
-The pack is kept per step, keyed by W's storage pointer, layout and version counter: an
-optimizer step, `load_state_dict` or any in-place write through PyTorch bumps the version, and
-the next call repacks (a training forward repacks once per step). Writes that bypass PyTorch
-(through a NumPy view of the parameter) are not seen: CompilerConfig(pack_weights=False) or
-AUTOFUSE_PACK_WEIGHTS=0 turns packing off. Only graph inputs that are parameters or buffers
-(AOTAutograd's static inputs) are packed: an activation would be repacked on every call.
+Packs are kept per step, keyed by W's storage pointer, layout and version counter: an optimizer
+step, `load_state_dict` or any in-place write through PyTorch bumps the version, and the next
+call repacks (a training step repacks once). Writes that bypass PyTorch (through a NumPy view
+of the parameter) are not seen: CompilerConfig(pack_weights=False) or AUTOFUSE_PACK_WEIGHTS=0
+turns packing off. Only graph inputs that are parameters or buffers (AOTAutograd's static
+inputs) are packed: an activation would be repacked on every call.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Optional
+import dataclasses
+import functools
+from typing import Any, Callable, Collection, Dict, Optional
 
 import torch
 
 aten = torch.ops.aten
-_DTYPES = (torch.bfloat16, torch.float16)  # the dtypes whose linear layers run packed
+_MAX_PACKS = 4  # packs kept per step (per row count for per-row libraries)
+
+
+@dataclasses.dataclass(frozen=True)
+class Library:
+    """One packed-linear implementation."""
+
+    pack: Callable[[torch.Tensor, int], torch.Tensor]  # (weight [N, K], rows) -> the pack
+    call: Callable[..., torch.Tensor]  # (x [M, K], pack, weight [N, K], bias or None, rows) -> [M, N]
+    per_rows: bool  # a pack serves only the row count it was made for
+
+
+@functools.lru_cache(maxsize=None)
+def libraries() -> Dict[torch.dtype, Library]:
+    """dtype -> the packed linear this torch build has for it (see the module docstring)."""
+    libs: Dict[torch.dtype, Library] = {}
+    mkldnn = torch.ops.mkldnn
+    if torch.backends.mkldnn.is_available() and hasattr(mkldnn, "_linear_pointwise"):
+        onednn = Library(
+            pack=lambda w, rows: mkldnn._reorder_linear_weight.default(w, rows),
+            call=lambda x, pack, w, b, rows: mkldnn._linear_pointwise.default(x, pack, b, "none", [], ""),
+            per_rows=False)
+        libs[torch.bfloat16] = libs[torch.float16] = onednn
+    mkl = torch.ops.mkl
+    if torch.backends.mkl.is_available() and hasattr(mkl, "_mkl_linear"):
+        libs[torch.float32] = Library(
+            pack=lambda w, rows: mkl._mkl_reorder_linear_weight.default(w, rows),
+            call=lambda x, pack, w, b, rows: mkl._mkl_linear.default(x, pack, w, b, rows),
+            per_rows=True)
+    return libs
 
 
 def available() -> bool:
-    """Whether this torch has oneDNN's packed linear."""
-    return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+    """Whether this torch has a packed linear for some dtype."""
+    return bool(libraries())
 
 
 def _weight(mat2: Any, static: Collection[torch.fx.Node]) -> Optional[tuple]:
@@ -45,10 +79,10 @@ def _weight(mat2: Any, static: Collection[torch.fx.Node]) -> Optional[tuple]:
 
 def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], static: Collection[torch.fx.Node],
                plain: Callable[[list], torch.Tensor]) -> Optional[Callable[[list], torch.Tensor]]:
-    """env -> the node's value through oneDNN's linear on a cached pack of its weight, for a
-    bf16/fp16 `addmm(bias[N], x, w)` (beta = alpha = 1) or `mm(x, w)` whose `w` is a static
-    input read as a linear weight (_weight); None for any other node. A weight without a
-    version counter (an inference-mode tensor) runs `plain`, the ATen call."""
+    """env -> the node's value through its dtype's Library on a cached pack of its weight, for
+    `addmm(bias[N], x, w)` (beta = alpha = 1) or `mm(x, w)` whose `w` is a static input read
+    as a linear weight (_weight); None for any other node. A weight without a version counter
+    (an inference-mode tensor) runs `plain`, the ATen call."""
     if node.target == aten.addmm.default:
         if len(node.args) != 3 or any(node.kwargs.get(k, 1) != 1 for k in ("beta", "alpha")):
             return None
@@ -59,7 +93,8 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
         return None
     found = _weight(mat2, static)
     val = node.meta.get("val")
-    if found is None or not isinstance(val, torch.Tensor) or val.dtype not in _DTYPES:
+    lib = libraries().get(val.dtype) if isinstance(val, torch.Tensor) else None
+    if found is None or lib is None:
         return None
     metas = [a.meta.get("val") for a in (x, mat2, bias) if isinstance(a, torch.fx.Node)]
     if any(not isinstance(m, torch.Tensor) or m.dtype != val.dtype for m in metas):
@@ -69,19 +104,22 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
     w_node, transposed = found
     w_slot, x_slot = slot_of(w_node), slot_of(x)
     b_slot = slot_of(bias) if bias is not None else None
-    rows = val.shape[0] if isinstance(val.shape[0], int) else 64  # the batch oneDNN packs for
-    cache: list = [None, None]  # [(pointer, version, shape, strides), pack]
-    linear, reorder = torch.ops.mkldnn._linear_pointwise.default, torch.ops.mkldnn._reorder_linear_weight.default
+    hint = val.shape[0] if isinstance(val.shape[0], int) else 64  # rows a shared pack is made for
+    packs: Dict[tuple, torch.Tensor] = {}  # (pointer, version, shape, strides, rows) -> pack
+    pack, call, per_rows = lib.pack, lib.call, lib.per_rows
 
     def run(env: list) -> torch.Tensor:
-        w = env[w_slot]
+        w, x_t = env[w_slot], env[x_slot]
         if w.is_inference():
             return plain(env)
-        key = (w.data_ptr(), w._version, w.shape, w.stride())
-        if cache[0] != key:
-            cache[1] = reorder(w if transposed else w.t(), rows)
-            cache[0] = key
-        bias_t = env[b_slot] if b_slot is not None else None
-        return linear(env[x_slot], cache[1], bias_t, "none", [], "")
+        rows = x_t.shape[0] if per_rows else hint
+        key = (w.data_ptr(), w._version, w.shape, w.stride(), rows)
+        weight = w if transposed else w.t()  # [N, K]
+        p = packs.get(key)
+        if p is None:
+            if len(packs) >= _MAX_PACKS:
+                packs.clear()
+            p = packs[key] = pack(weight, rows)
+        return call(x_t, p, weight, env[b_slot] if b_slot is not None else None, rows)
 
     return run

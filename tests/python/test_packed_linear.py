@@ -27,18 +27,23 @@ class Mlp(torch.nn.Module):
         return y
 
 
+_PACKED = ("mkldnn::_linear_pointwise", "mkl::_mkl_linear")
+
+
 def _linear_calls(f, *args):
-    """(result, number of oneDNN packed linear calls) of one call of f under the profiler (after
-    a first call, which compiles)."""
+    """(result, number of packed linear calls) of one call of f under the profiler (after a
+    first call, which compiles)."""
     f(*args)
     with torch.profiler.profile() as prof:
         out = f(*args)
-    return out, sum(e.name == "mkldnn::_linear_pointwise" for e in prof.events())
+    return out, sum(e.name in _PACKED for e in prof.events())
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("conv1d", [False, True])
 def test_inference_runs_packed_and_follows_weight_updates(dtype, conv1d):
+    if dtype not in packed_linear.libraries():
+        pytest.skip(f"no packed linear for {dtype} in this torch")
     torch.manual_seed(0)
     m = Mlp(conv1d).to(dtype).eval()
     f = compile_fn(m)
@@ -56,13 +61,16 @@ def test_inference_runs_packed_and_follows_weight_updates(dtype, conv1d):
         torch.testing.assert_close(f(x), m(x))
 
 
-def test_fp32_linear_layers_stay_on_atens_blas_call():
+def test_dynamic_row_counts_each_get_their_pack():
+    # MKL's packed sgemm serves the row count it was packed for: each count gets its own.
     m = Mlp().eval()
-    x = torch.randn(3, 32)
+    f = torch.compile(m, backend="autofuse", dynamic=True)
     with torch.no_grad():
-        out, calls = _linear_calls(compile_fn(m), x)
-    torch.testing.assert_close(out, m(x))
-    assert calls == 0
+        for rows in (5, 9, 5, 17, 3):
+            x = torch.randn(rows, 32)
+            out, calls = _linear_calls(f, x)
+            torch.testing.assert_close(out, m(x))
+            assert calls == (2 if torch.float32 in packed_linear.libraries() else 0)
 
 
 def test_training_steps_repack_after_each_optimizer_step():
@@ -127,7 +135,7 @@ def test_backward_reads_the_saved_weights_packed():
         out.square().sum().backward()
     ref(x_ref).square().sum().backward()
     # Forward: fc1 and fc2; backward: the input gradients of fc2 and of fc1 (fc1's reaches x).
-    assert sum(e.name == "mkldnn::_linear_pointwise" for e in prof.events()) == 4
+    assert sum(e.name in _PACKED for e in prof.events()) == 4
     torch.testing.assert_close(x.grad, x_ref.grad)
     for p, q in zip(m.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
