@@ -5,7 +5,7 @@ A model's linear layers reach the executor as `addmm(bias, x, permute(W, [1, 0])
 W is a parameter. ATen's call reads W in its plain layout every time, and in bf16/fp16 oneDNN
 reorders it into its blocked layout on every call. With W packed once (what Inductor does under
 `freezing`), the same arithmetic runs faster at these models' sizes (measured at 1 thread in
-CPU time, 32-512 rows, on an AMX host; LIBRARIES):
+CPU time, 32-512 rows, on an AMX host; libraries()):
   bf16, fp16  oneDNN's linear on a reordered weight (mkldnn._reorder_linear_weight,
               _linear_pointwise): 1.16-1.41x ATen's call (oneDNN's fp32 linear: 0.93-1.05x)
   fp32        MKL's packed sgemm (mkl._mkl_reorder_linear_weight, _mkl_linear): 1.07-1.43x;
