@@ -13,7 +13,7 @@ SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -n
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke bench-dynamic bench-tuning format clean
+.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke bench-ops bench-dynamic bench-tuning format clean
 
 all: build
 
@@ -65,6 +65,11 @@ demo: build
 
 bench-smoke: build
 	$(PY) bench/bench_smoke.py
+
+# Single transcendental / power ops and GPT-2's tanh-GELU chain at model shapes, fp32 and bf16:
+# eager vs Inductor vs autofuse. About 3-5 minutes. Never part of `make test`.
+bench-ops: build
+	$(PY) bench/bench_ops.py
 
 # Dynamic shapes: autofuse dynamic vs static vs Inductor dynamic over 20 shapes, and the per-call
 # host cost of tiling + launch. Cold caches, about 3-4 minutes. Never part of `make test`.
