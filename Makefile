@@ -13,8 +13,8 @@ SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -n
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke bench-dynamic bench-tuning \
-  bench-models format clean
+.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke bench-ops bench-dynamic \
+  bench-tuning bench-models format clean
 
 all: build
 
@@ -66,6 +66,11 @@ demo: build
 
 bench-smoke: build
 	$(PY) bench/bench_smoke.py
+
+# Single transcendental / power ops and GPT-2's tanh-GELU chain at model shapes, fp32 and bf16:
+# eager vs Inductor vs autofuse. About 3-5 minutes. Never part of `make test`.
+bench-ops: build
+	$(PY) bench/bench_ops.py
 
 # Dynamic shapes: autofuse dynamic vs static vs Inductor dynamic over 20 shapes, and the per-call
 # host cost of tiling + launch. Cold caches, about 3-4 minutes. Never part of `make test`.

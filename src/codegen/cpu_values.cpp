@@ -148,12 +148,14 @@ std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string
   }
   auto round = n.attrs.find("round");
   if (round != n.attrs.end()) {
-    // div_floor / div_trunc computing f16/bf16 values with eager's per-step rounding.
+    // div_floor / div_trunc (f16, bf16) and cube / rsquare (bf16) computing with eager's
+    // per-step rounding: the runtime's af_<op>_<dtype>.
     const std::string* to = std::get_if<std::string>(&round->second);
     std::string call = "af_" + n.op + "(";
     size_t pos = pattern.find(call);
-    if (!to || (*to != "f16" && *to != "bf16") || pos == std::string::npos ||
-        (n.op != "div_floor" && n.op != "div_trunc"))
+    const bool div = n.op == "div_floor" || n.op == "div_trunc";
+    const bool pow = (n.op == "cube" || n.op == "rsquare") && to && *to == "bf16";
+    if (!to || (*to != "f16" && *to != "bf16") || pos == std::string::npos || !(div || pow))
       codegen_fail(g, "%" + n.name + " (" + n.op + "): unsupported attribute round");
     pattern.replace(pos, call.size(), "af_" + n.op + "_" + *to + "(");
   }

@@ -116,6 +116,10 @@ class KernelBuilder {
       if ((n_.kind == "div_floor" || n_.kind == "div_trunc") &&
           is_low_precision_float(n_.type.dtype) && g_.nodes[n_.operands.at(1)].kind != "const")
         c.attrs["round"] = std::string(dtype_name(n_.type.dtype));
+      // Eager's bf16 pow(x, 3) / pow(x, -2) multiply in Vectorized<BFloat16>, rounding x*x to
+      // bf16 (af_cube_bf16); its f16 pow rounds powf's result once.
+      if ((n_.kind == "cube" || n_.kind == "rsquare") && n_.type.dtype == DType::BF16)
+        c.attrs["round"] = std::string("bf16");
       c.out = local_tensor(compute_dtype(n_.type.dtype), axes_, n_.type.shape);
       value = add(std::move(c));
     }

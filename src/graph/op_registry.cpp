@@ -18,6 +18,8 @@ using C = OpClass;
 // Elementwise semantics worth stating (all compute in f32 for f16/bf16 operands):
 //   div: true division. div_floor: floor(a / b) (torch rounding_mode="floor").
 //   div_trunc: trunc(a / b) (rounding_mode="trunc"). pow(x, y): x ** y.
+//   cube: (x * x) * x. pow4: (x * x) * (x * x). rsquare: 1 / (x * x) (graph/simplify.h's pow
+//   rules produce them; f16/bf16 round once, at the end).
 //   maximum/minimum: propagate NaN like torch. relu: max(x, 0).
 //   gelu: exact 0.5*x*(1 + erf(x/sqrt(2))); attr approximate = "tanh" selects the tanh form.
 //   silu: x * sigmoid(x). sigmoid: 1 / (1 + exp(-x)). rsqrt: 1/sqrt(x).
@@ -41,6 +43,9 @@ const std::vector<OpDef> kOps = {
     {"abs", C::Elementwise, 1, kFloatTypes, "af_abs({0})", 1},
     {"reciprocal", C::Elementwise, 1, kFloatTypes, "af_reciprocal({0})", 4},
     {"pow", C::Elementwise, 2, kFloatTypes, "af_pow({0}, {1})", 20},
+    {"cube", C::Elementwise, 1, kFloatTypes, "af_cube({0})", 2},
+    {"pow4", C::Elementwise, 1, kFloatTypes, "af_pow4({0})", 2},
+    {"rsquare", C::Elementwise, 1, kFloatTypes, "af_rsquare({0})", 5},
     {"maximum", C::Elementwise, 2, kFloatTypes, "af_maximum({0}, {1})", 1},
     {"minimum", C::Elementwise, 2, kFloatTypes, "af_minimum({0}, {1})", 1},
     {"clamp", C::Elementwise, 3, kFloatTypes, "af_clamp({0}, {1}, {2})", 2},

@@ -6,8 +6,9 @@
 namespace af::graph {
 
 /// Rewrites, in place and keeping node names and indices: pow(x, c) for a constant exponent c in
-/// {2, 0.5, -0.5, -1} into mul(x, x), sqrt(x), rsqrt(x), reciprocal(x) — the forms eager's
-/// pow_tensor_scalar kernel computes for those exponents. Returns the number of rewrites.
+/// {2, 3, 4, -2, 0.5, -0.5, -1} into mul(x, x), cube(x), pow4(x), rsquare(x), sqrt(x), rsqrt(x),
+/// reciprocal(x) — the forms eager's pow_tensor_scalar kernel computes for those exponents.
+/// Returns the number of rewrites.
 int simplify(Graph& g);
 
 }  // namespace af::graph

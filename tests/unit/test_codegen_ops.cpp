@@ -4,6 +4,7 @@
 // scalar and AVX-512 layers.
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <functional>
 #include <map>
 
@@ -64,6 +65,9 @@ std::vector<OpCase> op_cases() {
       {"abs", 1, [](double a, double, double) { return std::fabs(a); }},
       {"reciprocal", 1, [](double a, double, double) { return 1.0 / a; }},
       {"pow", 2, [](double a, double b, double) { return std::pow(a, b); }, 2e-5},
+      {"cube", 1, [](double a, double, double) { return a * a * a; }},
+      {"pow4", 1, [](double a, double, double) { return a * a * a * a; }},
+      {"rsquare", 1, [](double a, double, double) { return 1.0 / (a * a); }},
       {"maximum", 2, [](double a, double b, double) { return nan_max(a, b); }},
       {"minimum", 2, [](double a, double b, double) { return nan_min(a, b); }},
       {"clamp", 3, [](double a, double b, double c) { return nan_min(nan_max(a, b), c); }},
@@ -260,6 +264,57 @@ TEST(CpuOps, InlineExpIsSleefBitForBit) {
         << "exp(" << x[i] << ") = " << out[i] << ", SLEEF " << want;
   }
   dlclose(libsleef);
+}
+
+/// |got - want| in units of the last place of want rounded to f32 (subnormal spacing below
+/// FLT_MIN); 0 when both are NaN or the same infinity, huge when only one is.
+double ulp_error(float got, double want) {
+  float w = static_cast<float>(want);
+  if (std::isnan(w) || std::isnan(got)) return std::isnan(w) && std::isnan(got) ? 0 : 1e30;
+  if (std::isinf(w) || std::isinf(got)) return got == w ? 0 : 1e30;
+  int e = std::fabs(w) < FLT_MIN ? -126 : std::ilogb(w);
+  return std::fabs(double(got) - want) / std::ldexp(1.0, e - 23);
+}
+
+TEST(CpuOps, TanhAndErfWithinTwoUlpOnEveryIsa) {
+  // autofuse_cpu_math.h's tanh and erf (polynomials and the inline exp, one definition for all
+  // layers) against double precision: bit patterns spread over all of f32, a dense sweep of
+  // [-6, 6] (both branches and the thresholds 0.5625, 1 and 4), and the signs of zeros.
+  const int64_t n = 1 << 20;
+  std::vector<float> x(2 * n);
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u = static_cast<uint32_t>(i) * 4099u + 17u;
+    std::memcpy(&x[i], &u, 4);
+    x[n + i] = -6.0f + 12.0f * static_cast<float>(i) / n;
+  }
+  const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-40f, 0.5625f, 1.0f, 4.0f};
+  for (size_t i = 0; i < sizeof sp / sizeof sp[0]; ++i) x[i] = sp[i];
+  schedule::Target host = schedule::Target::host_cpu();
+  std::vector<schedule::Target> targets = {host};
+  for (const char* isa : {"avx2", "scalar"}) {
+    schedule::Target t = host;
+    t.isa = isa;
+    t.vector_bytes = std::string(isa) == "avx2" ? 32 : 4;
+    if (host.isa != isa && (host.isa != "scalar")) targets.push_back(t);
+  }
+  for (const schedule::Target& t : targets) {
+    AscBuilder b("tanh_erf_" + t.isa, {2 * n});
+    int in = b.contiguous_input();
+    b.output(b.op("tanh", {in}));
+    b.output(b.op("erf", {in}));
+    KernelLib lib(schedule_and_emit({&b.g}, t), t);
+    std::vector<float> th(2 * n), er(2 * n);
+    lib.run(0, {}, {x.data(), th.data(), er.data()});
+    for (int64_t i = 0; i < 2 * n; ++i) {
+      double xt = std::tanh(double(x[i])), xe = std::erf(double(x[i]));
+      ASSERT_LE(ulp_error(th[i], xt), 2.0) << t.isa << " tanh(" << x[i] << ") = " << th[i];
+      ASSERT_LE(ulp_error(er[i], xe), 2.0) << t.isa << " erf(" << x[i] << ") = " << er[i];
+      if (x[i] == 0) {
+        ASSERT_EQ(std::signbit(th[i]), std::signbit(x[i])) << t.isa << " tanh(-0)";
+        ASSERT_EQ(std::signbit(er[i]), std::signbit(x[i])) << t.isa << " erf(-0)";
+      }
+    }
+  }
 }
 
 // ---- f16 / bf16 ----

@@ -293,7 +293,8 @@ TEST(OpRegistry, EveryDocumentedKind) {
       "ne",          "lt",          "le",          "gt",          "ge",         "logical_and",
       "logical_or",  "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
       "bitwise_not", "sign",        "floor",       "ceil",        "round",      "trunc",
-      "isnan",       "isinf",       "gelu",        "silu"};
+      "isnan",       "isinf",       "gelu",        "silu",        "cube",       "pow4",
+      "rsquare"};
   for (const char* k : elementwise) {
     const OpDef* d = find_op(k);
     ASSERT_NE(d, nullptr) << k;

@@ -6,6 +6,9 @@
  *       __FMA__ and __F16C__, else a 1-lane scalar fallback): the float vector `af_vf`, the mask
  *       `af_vm`, AF_LANES, contiguous/partial loads and stores of f32, f16, bf16 and bool, the
  *       arithmetic, compare, select and rounding primitives, and the SLEEF transcendentals.
+ *   autofuse_cpu_math.h
+ *       ISA-independent transcendentals written over the ISA layer's primitives (tanh, erf):
+ *       polynomials and the inline exp, where SLEEF's 1-ULP kernels cost several times more.
  *   autofuse_cpu_ops.h
  *       ISA-independent: gathers/scatters and tails through a small stack buffer, dtype casts,
  *       and one af_<kind> function per elementwise kind of the Graph IR op registry, with
@@ -35,6 +38,7 @@
 #include "autofuse_cpu_scalar.h"
 #endif
 
+#include "autofuse_cpu_math.h"
 #include "autofuse_cpu_ops.h"
 #include "autofuse_cpu_tiling.h"
 

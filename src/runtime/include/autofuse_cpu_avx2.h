@@ -255,15 +255,9 @@ AF_INLINE af_vf af_log(af_vf a) {
 AF_INLINE af_vf af_log1p(af_vf a) {
   return {Sleef_log1pf8_u10avx2(a.v)};
 }
-AF_INLINE af_vf af_tanh(af_vf a) {
-  return {Sleef_tanhf8_u10avx2(a.v)};
-}
 /* a * b + c with one rounding. */
 AF_INLINE af_vf af_fma_(af_vf a, af_vf b, af_vf c) {
   return {_mm256_fmadd_ps(a.v, b.v, c.v)};
-}
-AF_INLINE af_vf af_erf(af_vf a) {
-  return {Sleef_erff8_u10avx2(a.v)};
 }
 AF_INLINE af_vf af_sin(af_vf a) {
   return {Sleef_sinf8_u10avx2(a.v)};

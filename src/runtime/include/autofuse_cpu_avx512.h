@@ -243,15 +243,9 @@ AF_INLINE af_vf af_log(af_vf a) {
 AF_INLINE af_vf af_log1p(af_vf a) {
   return {Sleef_log1pf16_u10avx512f(a.v)};
 }
-AF_INLINE af_vf af_tanh(af_vf a) {
-  return {Sleef_tanhf16_u10avx512f(a.v)};
-}
 /* a * b + c with one rounding. */
 AF_INLINE af_vf af_fma_(af_vf a, af_vf b, af_vf c) {
   return {_mm512_fmadd_ps(a.v, b.v, c.v)};
-}
-AF_INLINE af_vf af_erf(af_vf a) {
-  return {Sleef_erff16_u10avx512f(a.v)};
 }
 AF_INLINE af_vf af_sin(af_vf a) {
   return {Sleef_sinf16_u10avx512f(a.v)};

@@ -113,6 +113,25 @@ AF_INLINE af_vf af_abs(af_vf a) {
 AF_INLINE af_vf af_reciprocal(af_vf a) {
   return af_div(af_splat(1.0f), a);
 }
+/* pow(x, 3), pow(x, 4), pow(x, -2) as eager's pow_tensor_scalar computes them (x*x*x, 1/(x*x);
+ * for 4, (x*x)*(x*x), within 1.5 ulp of powf). */
+AF_INLINE af_vf af_cube(af_vf a) {
+  return af_mul(af_mul(a, a), a);
+}
+AF_INLINE af_vf af_pow4(af_vf a) {
+  const af_vf s = af_mul(a, a);
+  return af_mul(s, s);
+}
+AF_INLINE af_vf af_rsquare(af_vf a) {
+  return af_div(af_splat(1.0f), af_mul(a, a));
+}
+/* cube / rsquare of bf16 values as eager computes them: x*x rounded to bf16 first. */
+AF_INLINE af_vf af_cube_bf16(af_vf a) {
+  return af_mul(af_round_bf16(af_mul(a, a)), a);
+}
+AF_INLINE af_vf af_rsquare_bf16(af_vf a) {
+  return af_div(af_splat(1.0f), af_round_bf16(af_mul(a, a)));
+}
 AF_INLINE af_vf af_rsqrt(af_vf a) {
   return af_div(af_splat(1.0f), af_sqrt(a));
 }

@@ -238,15 +238,9 @@ AF_INLINE af_vf af_log(af_vf a) {
 AF_INLINE af_vf af_log1p(af_vf a) {
   return {Sleef_log1pf_u10(a.v)};
 }
-AF_INLINE af_vf af_tanh(af_vf a) {
-  return {Sleef_tanhf_u10(a.v)};
-}
 /* a * b + c with one rounding. */
 AF_INLINE af_vf af_fma_(af_vf a, af_vf b, af_vf c) {
   return {__builtin_fmaf(a.v, b.v, c.v)};
-}
-AF_INLINE af_vf af_erf(af_vf a) {
-  return {Sleef_erff_u10(a.v)};
 }
 AF_INLINE af_vf af_sin(af_vf a) {
   return {Sleef_sinf_u10(a.v)};
