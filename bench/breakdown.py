@@ -94,8 +94,10 @@ def _call_key(name: str, shapes: List[List[int]]) -> Optional[str]:
     if name in ("aten::addmm", "aten::mm") and len(shapes) >= 2:
         a, b = shapes[-2:] if name == "aten::mm" else shapes[1:3]
         return f"linear {a[0]}x{a[1]}->{b[1]}" if len(a) == 2 and len(b) == 2 else None
-    if name in ("mkldnn::_linear_pointwise", "mkl::_mkl_linear") and len(shapes) >= 2 and shapes[0]:
-        x, w = shapes[0], shapes[1]
+    if name in ("mkldnn::_linear_pointwise", "mkl::_mkl_linear") and len(shapes) >= 3 and shapes[0]:
+        # oneDNN's packed weight keeps its [N, K] shape; MKL's pack is a blob, its third
+        # argument the plain [N, K] weight.
+        x, w = shapes[0], shapes[2] if name == "mkl::_mkl_linear" else shapes[1]
         rows = 1
         for d in x[:-1]:
             rows *= d
