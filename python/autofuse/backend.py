@@ -24,6 +24,7 @@ import torch
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from . import aten_table, decompositions, packed_linear, scatter_decompositions
 from .config import CompilerConfig
@@ -132,6 +133,14 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
                   settings: Optional[Dict[str, Any]] = None) -> Callable:
     """Compiles one ATen FX graph; returns a boxed callable (the eager graph on any failure, and
     with --enable_autofuse=false). `settings`: config.fusion_settings(), computed when None."""
+    # AOTAutograd calls its compilers inside its FakeTensorMode: the tensors made here (the
+    # executor's precomputed constants) must be real, or a step reading one fails at run time.
+    with unset_fake_temporarily():
+        return _compile_graph(gm, example_inputs, config, tag, settings)
+
+
+def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: CompilerConfig, tag: str,
+                   settings: Optional[Dict[str, Any]]) -> Callable:
     configure_from_env()
     n = next(_counter)
     name = f"g{n}" if tag != "bw" else f"g{n}_bw"

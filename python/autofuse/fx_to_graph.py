@@ -30,7 +30,7 @@ import torch.fx
 
 from . import aten_table, packed_linear
 from .aten_table import Plan, bind_args
-from .ir_nodes import DTYPE_NAMES, GNode, TType, make_call, print_graph, target_name
+from .ir_nodes import DTYPE_NAMES, ArgRead, GNode, TType, make_call, print_graph, target_name
 from .symbolic import Size, SymbolReader, SymbolSources, hint_value, py_sizes, simplify, to_size
 
 
@@ -145,6 +145,24 @@ class _Builder:
             return lambda env: const
         f = py_sizes(list(sizes), [str(x) for x in self.symbols])
         return lambda env: f(env[-1])
+
+    def reads(self, slots: Optional[Dict[torch.fx.Node, int]] = None) -> Callable[[torch.fx.Node], ArgRead]:
+        """make_call's slot_of: a SymInt argument over bindable symbols (a size in a view's
+        shape, full's size, arange's end) is computed from the symbol values, so no step has to
+        produce it first; any other node is read from `slots` (default: its logical slot)."""
+        table = self.fx_slot if slots is None else slots
+
+        def slot_of(a: torch.fx.Node) -> ArgRead:
+            val = a.meta.get("val")
+            e = to_size(val) if isinstance(val, torch.SymInt) else None
+            if e is not None and self.sources.bindable(e):
+                if isinstance(e, int):
+                    return lambda env, v=e: v
+                f = self.sizes_fn([e])
+                return lambda env: f(env)[0]
+            return table[a]
+
+        return slot_of
 
     # Values in logical order ---------------------------------------------------------------------
 
@@ -274,13 +292,13 @@ def _opaque(b: _Builder, node: torch.fx.Node, val: Any, origin: str, reason: str
     if node.op == "get_attr":
         run = lambda env, n=node: _get_attr(n)  # noqa: E731
     else:
-        run = make_call(node, lambda a: b.fx_slot[a])
+        run = make_call(node, b.reads())
     packed = packed_linear.packed_run(node, lambda a: b.fx_slot[a], b.packable, run) if b.packable else None
     tt = b.tensor_type(val, _offset(val))
     gnode = GNode(node.name, "opaque", operands, {"target": origin}, tt, packed or run, node, origin, reason)
     out_op = aten_table.OUT_VARIANTS.get(node.target)
     if out_op is not None and tt is not None and packed is None:
-        gnode.run_into = make_call(node, lambda a: b.fx_slot[a], out_op)
+        gnode.run_into = make_call(node, b.reads(), out_op)
     b.fx_slot[node] = b.add(gnode, _offset(val))
     return "opaque"
 
@@ -317,7 +335,7 @@ def _try_view(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Option
                 return _opaque(b, node, val, origin, f"view attribute {key} has unsupported sizes")
     src = b.logical(src_fx)
     tt = b.tensor_type(val, b.root_off[src])
-    run = make_call(node, lambda a: b.fx_slot[a])
+    run = make_call(node, b.reads())
     b.fx_slot[node] = b.add(GNode(node.name, kind, [src], attrs, tt, run, node, origin), b.root_off[src])
     return "view"
 
@@ -365,7 +383,7 @@ def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) ->
         return "opaque"
     if plan.kind == "const":
         v = _const_value(plan.attrs["value"], out_t.dtype)
-        run = make_call(node, lambda a: b.fx_slot[a])
+        run = make_call(node, b.reads())
         b.fx_slot[node] = b.add(GNode(node.name, "const", [], {"value": v}, out_t, run, node, origin))
         return "view"  # not counted as fusible work
 
@@ -379,7 +397,7 @@ def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) ->
             s = b.const(_eager_scalar(plan.kind, op.value, op.dtype), op.dtype, origin)
         operands.append(s)
     # Eagerly the op runs on its (cast, broadcast) operands; scalars stay literal.
-    run = make_call(node, lambda a: slot_of_fx[a])
+    run = make_call(node, b.reads(slot_of_fx))
     b.fx_slot[node] = b.add(GNode(node.name, plan.kind, operands, dict(plan.attrs), out_t, run, node, origin))
     return "fused"
 
@@ -417,7 +435,7 @@ def _try_reduce(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Opti
         return "opaque"
     (op,) = plan.operands
     src = b.cast(b.logical(op.value), op.dtype, origin)
-    call = make_call(node, lambda a: src)  # eagerly: the ATen op on the cast operand
+    call = make_call(node, b.reads({op.value: src}))  # eagerly: the ATen op on the cast operand
     run = (lambda env: call(env)[0]) if values_only else call
     i = b.add(GNode(node.name, plan.kind, [src], dict(plan.attrs), out_t, run, node, origin))
     if values_only:

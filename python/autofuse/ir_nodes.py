@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.fx
@@ -171,8 +171,20 @@ class _Slot:
         self.index = index
 
 
-def _substitute(args: Any, slot_of: Callable[[torch.fx.Node], int]) -> Callable[[list], Any]:
-    """A closure env -> args with every FX node replaced by env[slot_of(node)]."""
+# How an eager closure reads one FX argument: an env index, or a function env -> the value (a
+# size the closure computes from the symbol values rather than from another node's slot).
+ArgRead = Union[int, Callable[[list], Any]]
+
+
+def _read(r: ArgRead) -> Callable[[list], Any]:
+    """env -> the argument `r` reads."""
+    if isinstance(r, int):
+        return lambda env: env[r]
+    return r
+
+
+def _substitute(args: Any, slot_of: Callable[[torch.fx.Node], ArgRead]) -> Callable[[list], Any]:
+    """A closure env -> args with every FX node replaced by what slot_of(node) reads."""
 
     def build(a: Any) -> Any:
         if isinstance(a, torch.fx.Node):
@@ -185,7 +197,7 @@ def _substitute(args: Any, slot_of: Callable[[torch.fx.Node], int]) -> Callable[
 
     def fill(t: Any, env: list) -> Any:
         if isinstance(t, _Slot):
-            return env[t.index]
+            return env[t.index] if isinstance(t.index, int) else t.index(env)
         if isinstance(t, (list, tuple)):
             return type(t)(fill(x, env) for x in t)
         if isinstance(t, dict):
@@ -196,10 +208,11 @@ def _substitute(args: Any, slot_of: Callable[[torch.fx.Node], int]) -> Callable[
     return lambda env: fill(template, env)
 
 
-def make_call(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int],
+def make_call(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], ArgRead],
               out_op: Any = None) -> Callable[..., Any]:
-    """env -> node.target(*args, **kwargs) with every FX node argument read from env; given
-    `out_op`, the target's out= overload, (env, out) -> out_op(*args, **kwargs, out=out)."""
+    """env -> node.target(*args, **kwargs) with every FX node argument read as slot_of says
+    (ArgRead); given `out_op`, the target's out= overload, (env, out) -> out_op(*args, **kwargs,
+    out=out)."""
     # An ATen overload is called through its C++ callable: OpOverload.__call__ only forwards
     # to it, one Python frame per eager step per call.
     op = node.target if out_op is None else out_op
@@ -210,18 +223,18 @@ def make_call(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int],
     )
     if simple:  # the common case: a flat positional list, only some entries are nodes
         base = list(args)
-        repl = [(i, slot_of(a)) for i, a in enumerate(args) if isinstance(a, torch.fx.Node)]
+        repl = [(i, _read(slot_of(a))) for i, a in enumerate(args) if isinstance(a, torch.fx.Node)]
 
         def run(env: list) -> Any:
             a = base.copy()
-            for i, s in repl:
-                a[i] = env[s]
+            for i, r in repl:
+                a[i] = r(env)
             return target(*a, **kwargs)
 
         def run_into(env: list, out: Any) -> Any:
             a = base.copy()
-            for i, s in repl:
-                a[i] = env[s]
+            for i, r in repl:
+                a[i] = r(env)
             return target(*a, **kwargs, out=out)
 
         return run if out_op is None else run_into
