@@ -336,6 +336,20 @@ class Executor:
             self._broken = True
             log.warning("autofuse: graph %s failed at run time (%s); running it eagerly from now on", self.name, e)
             return self.fallback(*args)
+        except Exception as e:
+            # A step failed. The eager graph on the same arguments says whose error it is: when
+            # it raises too, the model's (the user sees eager's own exception, the executor
+            # stays); when it does not, ours, which never reaches the model.
+            out = self.fallback(*args)
+            self._broken = True
+            log.warning("autofuse: graph %s failed at run time (%s: %s); running it eagerly from now on",
+                        self.name, type(e).__name__, e)
+            return out
+
+    @property
+    def broken(self) -> bool:
+        """Whether a run failed in autofuse and every call now runs the eager graph."""
+        return self._broken
 
     def regenerate(self) -> None:
         """Prints the steps again as the run function (after a change to `_steps`)."""

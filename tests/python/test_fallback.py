@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import autofuse
+from autofuse.executor_codegen import EAGER
 from helpers import compile_fn, only_record
 
 
@@ -70,3 +71,35 @@ def test_toolchain_failure_raises_without_fallback(tmp_path):
     )
     with pytest.raises(Exception, match="nonexistent"):
         compile_fn(lambda x: torch.exp(x) + 1, config)(torch.randn(3))
+
+
+def _sorted_scaled(x, idx):
+    y = torch.sigmoid(x) * 2.0
+    return torch.sort(y, dim=-1).values[idx] * 3.0
+
+
+def test_failing_step_runs_eagerly_and_model_errors_stay_the_models(caplog):
+    """An exception inside the executor never reaches the model: a step that fails where the
+    eager graph does not runs the graph eagerly from then on, with a warning. An error the eager
+    graph raises too (an index out of range) is the model's: raised as eager raises it, and the
+    executor keeps serving valid calls."""
+    x = torch.randn(6, 10)
+    f = compile_fn(_sorted_scaled)
+    torch.testing.assert_close(f(x, torch.tensor([1, 4])), _sorted_scaled(x, torch.tensor([1, 4])))
+    runner = only_record().runner
+    with pytest.raises(IndexError):
+        f(x, torch.tensor([1, 40]))
+    assert not runner.broken
+    torch.testing.assert_close(f(x, torch.tensor([0, 5])), _sorted_scaled(x, torch.tensor([0, 5])))
+
+    def failing(env):
+        raise RuntimeError("a step autofuse got wrong")
+
+    runner._steps = [(s[0], s[1], failing) + s[3:] if s[0] == EAGER else s for s in runner._steps]
+    runner.regenerate()
+    with caplog.at_level(logging.WARNING, logger="autofuse"):
+        got = f(x, torch.tensor([2, 3]))
+    torch.testing.assert_close(got, _sorted_scaled(x, torch.tensor([2, 3])))
+    assert runner.broken
+    assert any("failed at run time (RuntimeError: a step autofuse got wrong)" in r.getMessage()
+               for r in caplog.records)
