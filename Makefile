@@ -13,8 +13,8 @@ SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -n
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all deps build test test-unit test-lit test-python fuzz demo bench-smoke bench-ops bench-dynamic \
-  bench-tuning bench-models format clean
+.PHONY: all deps build test test-unit test-lit test-python test-models fuzz demo bench-smoke bench-ops \
+  bench-dynamic bench-tuning bench-models format clean
 
 all: build
 
@@ -53,6 +53,11 @@ test-python: build
 	$(PY) -m pytest -q tests/python
 
 test: test-unit test-lit test-python
+
+# Every Hugging Face model class of tests/python/test_dynamic_models.py under dynamic=True, in
+# fp32 and bf16 inference and training (`make test` runs a few of them). About 3.5 minutes.
+test-models: build
+	AUTOFUSE_ALL_MODELS=1 $(PY) -m pytest -q tests/python/test_dynamic_models.py
 
 # Differential fuzzing against eager PyTorch, 500 cases each: elementwise programs
 # (tests/python/test_random_graphs.py), programs with reductions (test_random_reduce_graphs.py)
