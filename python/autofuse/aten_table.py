@@ -325,7 +325,8 @@ NATIVE_OPS = [
 # Composite ops the backend never decomposes: ATen's own kernel for the whole op beats any
 # split into registry ops and ATen steps. The CPU flash-attention kernel streams blocks of the
 # scores through its caches (decomposed, attention materializes the score matrix, a softmax
-# kernel and permute copies around two bmm calls); embedding's backward accumulates into a
+# kernel and permute copies around two bmm calls), and torch's decomposition of it returns the
+# attention weights where its backward expects the logsumexp (wrong gradients); embedding's backward accumulates into a
 # zeroed table in place (decomposed, a functional index_put clones the whole table first: a
 # 50257 x 768 vocabulary costs 154 MB of copy per step).
 KEPT_WHOLE = [
