@@ -2,14 +2,16 @@
 
 A model's linear layers reach the executor as `addmm(bias, x, permute(W, [1, 0]))` or
 `mm(x, permute(W, [1, 0]))` (GPT-2's Conv1D: `addmm(bias, x, W)` with W stored [in, out]), where
-W is a parameter. ATen's call reads W in its plain layout every time, and in bf16/fp16 oneDNN
-reorders it into its blocked layout on every call. With W packed once (what Inductor does under
-`freezing`), the same arithmetic runs faster at these models' sizes (measured at 1 thread in
-CPU time, 32-512 rows, on an AMX host; libraries()):
-  bf16, fp16  oneDNN's linear on a reordered weight (mkldnn._reorder_linear_weight,
-              _linear_pointwise): 1.16-1.41x ATen's call (oneDNN's fp32 linear: 0.93-1.05x)
-  fp32        MKL's packed sgemm (mkl._mkl_reorder_linear_weight, _mkl_linear): 1.07-1.43x;
-              a pack serves the row count it was made for, so dynamic shapes keep one per count
+W is a parameter. ATen's fp32 call hands W in its plain layout to MKL's sgemm, which packs
+its panels anew on every call. With W packed once (what Inductor does under `freezing`: MKL's packed sgemm,
+mkl._mkl_reorder_linear_weight and _mkl_linear) the same arithmetic runs 1.07-1.47x faster at
+these models' sizes (2 threads, wall time; 1.07-1.43x at 1 thread in CPU time). A pack serves
+the row count it was made for, so dynamic shapes keep one per count (libraries()).
+
+bf16 and fp16 stay on ATen's call. oneDNN's linear on a reordered weight
+(mkldnn._reorder_linear_weight, _linear_pointwise) was 1.16-1.41x ATen's at 1 thread but
+0.55-0.68x at 2 threads for 768 output features (1.22-1.53x for 3072 or 32 rows), which made
+whole bf16 models slower at torch's default thread count.
 
 Packs are kept per step, keyed by W's storage pointer, layout and version counter: an optimizer
 step, `load_state_dict` or any in-place write through PyTorch bumps the version, and the next
@@ -44,13 +46,6 @@ class Library:
 def libraries() -> Dict[torch.dtype, Library]:
     """dtype -> the packed linear this torch build has for it (see the module docstring)."""
     libs: Dict[torch.dtype, Library] = {}
-    mkldnn = torch.ops.mkldnn
-    if torch.backends.mkldnn.is_available() and hasattr(mkldnn, "_linear_pointwise"):
-        onednn = Library(
-            pack=lambda w, rows: mkldnn._reorder_linear_weight.default(w, rows),
-            call=lambda x, pack, w, b, rows: mkldnn._linear_pointwise.default(x, pack, b, "none", [], ""),
-            per_rows=False)
-        libs[torch.bfloat16] = libs[torch.float16] = onednn
     mkl = torch.ops.mkl
     if torch.backends.mkl.is_available() and hasattr(mkl, "_mkl_linear"):
         libs[torch.float32] = Library(

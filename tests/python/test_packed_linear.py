@@ -42,8 +42,8 @@ def _linear_calls(f, *args):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("conv1d", [False, True])
 def test_inference_runs_packed_and_follows_weight_updates(dtype, conv1d):
-    if dtype not in packed_linear.libraries():
-        pytest.skip(f"no packed linear for {dtype} in this torch")
+    # Packed where a library serves the dtype (fp32), ATen's call elsewhere; right either way.
+    packs = dtype in packed_linear.libraries()
     torch.manual_seed(0)
     m = Mlp(conv1d).to(dtype).eval()
     f = compile_fn(m)
@@ -51,7 +51,7 @@ def test_inference_runs_packed_and_follows_weight_updates(dtype, conv1d):
     with torch.no_grad():
         out, calls = _linear_calls(f, x)
         torch.testing.assert_close(out, m(x))
-        assert calls == (3 if conv1d else 2)
+        assert calls == ((3 if conv1d else 2) if packs else 0)
         # In-place writes through PyTorch bump the version counter: the next call repacks.
         m.fc1.weight.mul_(-0.5)
         torch.testing.assert_close(f(x), m(x))
@@ -75,12 +75,12 @@ def test_dynamic_row_counts_each_get_their_pack():
 
 def test_training_steps_repack_after_each_optimizer_step():
     torch.manual_seed(0)
-    m, ref = Mlp().bfloat16(), Mlp().bfloat16()
+    m, ref = Mlp(), Mlp()
     ref.load_state_dict(m.state_dict())
     f = compile_fn(m)
     opt, opt_ref = torch.optim.SGD(m.parameters(), lr=0.1), torch.optim.SGD(ref.parameters(), lr=0.1)
     for step in range(3):
-        x = torch.randn(4, 32, dtype=torch.bfloat16)
+        x = torch.randn(4, 32)
         outs = []
         for fn, o in ((f, opt), (ref, opt_ref)):
             o.zero_grad()
@@ -88,7 +88,7 @@ def test_training_steps_repack_after_each_optimizer_step():
             outs[-1].square().mean().backward()
             o.step()
         torch.testing.assert_close(outs[0], outs[1])  # the forward saw the last step's weights
-    x = torch.randn(4, 32, dtype=torch.bfloat16)
+    x = torch.randn(4, 32)
     with torch.no_grad():
         torch.testing.assert_close(f(x), ref(x))
     for p, q in zip(m.parameters(), ref.parameters()):
@@ -97,15 +97,15 @@ def test_training_steps_repack_after_each_optimizer_step():
 
 def test_activations_and_disabled_packing_use_plain_aten():
     torch.manual_seed(0)
-    a, b = torch.randn(8, 16, dtype=torch.bfloat16), torch.randn(16, 4, dtype=torch.bfloat16)
+    a, b = torch.randn(8, 16), torch.randn(16, 4)
     f = compile_fn(lambda a, b: torch.mm(a.exp(), b) + 1)  # no parameter: nothing to pack
     with torch.no_grad():
         out, calls = _linear_calls(f, a, b)
     torch.testing.assert_close(out, torch.mm(a.exp(), b) + 1)
     assert calls == 0
-    m = Mlp().bfloat16().eval()
+    m = Mlp().eval()
     g = compile_fn(m, autofuse.CompilerConfig(pack_weights=False))
-    x = torch.randn(3, 32, dtype=torch.bfloat16)
+    x = torch.randn(3, 32)
     with torch.no_grad():
         out, calls = _linear_calls(g, x)
     torch.testing.assert_close(out, m(x))
@@ -114,18 +114,18 @@ def test_activations_and_disabled_packing_use_plain_aten():
 
 def test_inference_mode_weights_run_plain():
     with torch.inference_mode():
-        m = Mlp().bfloat16().eval()
-        x = torch.randn(3, 32, dtype=torch.bfloat16)
+        m = Mlp().eval()
+        x = torch.randn(3, 32)
         f = compile_fn(m)
         torch.testing.assert_close(f(x), m(x))
 
 
 def test_backward_reads_the_saved_weights_packed():
     torch.manual_seed(0)
-    m, ref = Mlp().bfloat16(), Mlp().bfloat16()
+    m, ref = Mlp(), Mlp()
     ref.load_state_dict(m.state_dict())
     f = compile_fn(m)
-    x = torch.randn(4, 32, dtype=torch.bfloat16, requires_grad=True)
+    x = torch.randn(4, 32, requires_grad=True)
     x_ref = x.detach().clone().requires_grad_(True)
     f(x).sum().backward()  # compiles forward and backward
     m.zero_grad()
