@@ -216,7 +216,7 @@ def _packed_weights(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) 
     """The input positions of `gm` that hold parameters or buffers, whose linear layers run on
     packed weights (packed_linear.py): AOTAutograd's static inputs of the forward; in a backward
     graph the forward's static inputs it saved, which keep their forward names (`primals_3`).
-    None when packing is off or unavailable."""
+    Empty when packing is off or unavailable."""
     if not config.pack_weights or not packed_linear.available():
         return []
     ctx = torch._guards.TracingContext.try_get()
