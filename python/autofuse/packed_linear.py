@@ -6,7 +6,8 @@ W is a parameter. ATen's fp32 call hands W in its plain layout to MKL's sgemm, w
 its panels anew on every call. With W packed once (what Inductor does under `freezing`: MKL's packed sgemm,
 mkl._mkl_reorder_linear_weight and _mkl_linear) the same arithmetic runs 1.07-1.47x faster at
 these models' sizes (2 threads, wall time; 1.07-1.43x at 1 thread in CPU time). A pack serves
-the row count it was made for, so dynamic shapes keep one per count (libraries()).
+the row count it was made for, so dynamic shapes keep one per count (libraries(): a library
+serves one row count per pack).
 
 bf16 and fp16 stay on ATen's call. oneDNN's linear on a reordered weight
 (mkldnn._reorder_linear_weight, _linear_pointwise) was 1.16-1.41x ATen's at 1 thread but
@@ -30,7 +31,7 @@ from typing import Any, Callable, Collection, Dict, Optional
 import torch
 
 aten = torch.ops.aten
-_MAX_PACKS = 4  # packs kept per step (per row count for per-row libraries)
+_MAX_PACKS = 4  # packs kept per step (one per row count)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +40,6 @@ class Library:
 
     pack: Callable[[torch.Tensor, int], torch.Tensor]  # (weight [N, K], rows) -> the pack
     call: Callable[..., torch.Tensor]  # (x [M, K], pack, weight [N, K], bias or None, rows) -> [M, N]
-    per_rows: bool  # a pack serves only the row count it was made for
 
 
 @functools.lru_cache(maxsize=None)
@@ -50,8 +50,7 @@ def libraries() -> Dict[torch.dtype, Library]:
     if torch.backends.mkl.is_available() and hasattr(mkl, "_mkl_linear"):
         libs[torch.float32] = Library(
             pack=lambda w, rows: mkl._mkl_reorder_linear_weight.default(w, rows),
-            call=lambda x, pack, w, b, rows: mkl._mkl_linear.default(x, pack, w, b, rows),
-            per_rows=True)
+            call=lambda x, pack, w, b, rows: mkl._mkl_linear.default(x, pack, w, b, rows))
     return libs
 
 
@@ -99,15 +98,14 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
     w_node, transposed = found
     w_slot, x_slot = slot_of(w_node), slot_of(x)
     b_slot = slot_of(bias) if bias is not None else None
-    hint = val.shape[0] if isinstance(val.shape[0], int) else 64  # rows a shared pack is made for
     packs: Dict[tuple, torch.Tensor] = {}  # (pointer, version, shape, strides, rows) -> pack
-    pack, call, per_rows = lib.pack, lib.call, lib.per_rows
+    pack, call = lib.pack, lib.call
 
     def run(env: list) -> torch.Tensor:
         w, x_t = env[w_slot], env[x_slot]
         if w.is_inference():
             return plain(env)
-        rows = x_t.shape[0] if per_rows else hint
+        rows = x_t.shape[0]
         key = (w.data_ptr(), w._version, w.shape, w.stride(), rows)
         weight = w if transposed else w.t()  # [N, K]
         p = packs.get(key)
