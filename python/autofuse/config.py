@@ -51,6 +51,10 @@ class CompilerConfig:
       max_fusion_inputs        --max_fusion_inputs       most inputs per kernel (8)
       recomputation_threshold  --recomputation_threshold 0..255 (1)
       max_reduce_epilogue      --max_reduce_epilogue     most ops after a reduce in its kernel (32)
+      emulate_precision_casts  --emulate_precision_casts True: an f16/bf16 value is rounded after
+                                                         every op inside a kernel, as eager rounds
+                                                         it; default False: kept in f32 until
+                                                         stored (CANN's precision pass, Inductor)
     fusion_settings() combines them and raises FlagError (a ValueError, autofuse._C.FlagError)
     naming the bad flag; get_backend() calls it, so a bad setting fails before any compile and
     never becomes an eager fallback. enable_fusion=False (one kernel per op) is separate and
@@ -74,6 +78,7 @@ class CompilerConfig:
     max_fusion_inputs: Optional[int] = None
     recomputation_threshold: Optional[int] = None
     max_reduce_epilogue: Optional[int] = None
+    emulate_precision_casts: Optional[bool] = None
 
     def tuning_file(self) -> str:
         """The tuning table's path when `tune` is on (in the JIT cache dir), else ""."""
@@ -87,7 +92,7 @@ class CompilerConfig:
         """The effective fusion settings: `autofuse_flags`, then the typed fields on top.
 
         A dict (enable_autofuse, passes, max_fusion_size, max_fusion_inputs,
-        recomputation_threshold, max_reduce_epilogue, and "flags": all of them as canonical
+        recomputation_threshold, max_reduce_epilogue, emulate_precision_casts, and "flags": all of them as canonical
         AUTOFUSE_FLAGS text). Raises FlagError naming the flag on a bad setting.
         """
         from . import _C
@@ -117,6 +122,7 @@ class CompilerConfig:
             ("--max_fusion_inputs", self.max_fusion_inputs),
             ("--recomputation_threshold", self.recomputation_threshold),
             ("--max_reduce_epilogue", self.max_reduce_epilogue),
+            ("--emulate_precision_casts", self.emulate_precision_casts),
         ]
         return ";".join(text(flag, value) for flag, value in fields if value is not None)
 

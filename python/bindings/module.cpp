@@ -252,6 +252,7 @@ nb::dict parse_flags(const std::string& text, const std::string& base, const std
   d["max_fusion_inputs"] = o.max_inputs;
   d["recomputation_threshold"] = o.recomputation_threshold;
   d["max_reduce_epilogue"] = o.max_reduce_epilogue;
+  d["emulate_precision_casts"] = o.emulate_precision_casts;
   d["flags"] = af::to_flags_string(o);
   return d;
 }
@@ -385,7 +386,8 @@ NB_MODULE(_C, m) {
         nb::arg("source") = "AUTOFUSE_FLAGS",
         "AUTOFUSE_FLAGS text applied on top of `base` (flags text): a dict of the settings "
         "(enable_autofuse, passes, max_fusion_size, max_fusion_inputs, recomputation_threshold, "
-        "max_reduce_epilogue) and 'flags', their canonical text; raises FlagError.");
+        "max_reduce_epilogue, emulate_precision_casts) and 'flags', their canonical text; raises "
+        "FlagError.");
   m.def(
       "tuning_file",
       [](const std::string& cache_dir) {

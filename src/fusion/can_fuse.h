@@ -24,6 +24,10 @@ struct FusionOptions {
   /// A producer that would be computed again per element of a bigger loop nest (a broadcast
   /// producer embedded into its consumer) is fused only with at most this many compute nodes.
   int recomputation_threshold = 1;
+  /// false (the default, as CANN AutoFuse's precision pass and Inductor): an f16/bf16 value
+  /// computed inside a kernel stays f32 until it is stored. true: it is rounded to its dtype
+  /// after every op, as eager rounds it (Inductor's emulate_precision_casts).
+  bool emulate_precision_casts = false;
 };
 
 /// A policy answer: `ok`, or not with the reason why.

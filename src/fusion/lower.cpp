@@ -54,7 +54,7 @@ class KernelBuilder {
  public:
   /// The kernel of node `op`; for a concat, the kernel of its segment `segment` (operand
   /// `segment` copied into its slice of the result).
-  KernelBuilder(const graph::Graph& g, int op, int segment = -1)
+  KernelBuilder(const graph::Graph& g, int op, bool round_results, int segment = -1)
       : g_(g),
         op_(op),
         n_(g.nodes[op]),
@@ -62,7 +62,8 @@ class KernelBuilder {
         segment_(segment),
         space_(reduce_ || segment >= 0 ? g.nodes[n_.operands.at(reduce_ ? 0 : segment)].type.shape
                                        : n_.type.shape),
-        result_(n_.type) {
+        result_(n_.type),
+        round_results_(round_results) {
     k_.name = "k";
     for (size_t d = 0; d < space_.size(); ++d)
       axes_.push_back(k_.add_axis("z" + std::to_string(d), space_[d]));
@@ -118,7 +119,8 @@ class KernelBuilder {
         c.attrs["round"] = std::string(dtype_name(n_.type.dtype));
       // Eager's bf16 pow(x, 3) / pow(x, -2) multiply in Vectorized<BFloat16>, rounding x*x to
       // bf16 (af_cube_bf16); its f16 pow rounds powf's result once.
-      if ((n_.kind == "cube" || n_.kind == "rsquare") && n_.type.dtype == DType::BF16)
+      if ((n_.kind == "cube" || n_.kind == "rsquare") && n_.type.dtype == DType::BF16 &&
+          round_results_)
         c.attrs["round"] = std::string("bf16");
       c.out = local_tensor(compute_dtype(n_.type.dtype), axes_, n_.type.shape);
       value = add(std::move(c));
@@ -227,11 +229,15 @@ class KernelBuilder {
     return x;
   }
 
-  /// Store + output of value node `value`, cast to the result's dtype first when needed.
+  /// Store + output of value node `value`, cast to the result's dtype first when needed. An f32
+  /// value of an f16/bf16 result is rounded by the store itself unless results round (a merge
+  /// then hands consumers the f32 value; with a cast node it hands them the rounded one).
   void store(int value) {
     const graph::TensorType& t = result_;
     int src = value;
-    if (k_.nodes[value].out.dtype != t.dtype)
+    bool store_rounds = !round_results_ && is_low_precision_float(t.dtype) &&
+                        k_.nodes[value].out.dtype == DType::F32;
+    if (k_.nodes[value].out.dtype != t.dtype && !store_rounds)
       src = cast(value, t.dtype, n_.name + "." + std::string(dtype_name(t.dtype)));
     AscNode s;
     s.name = n_.name + ".store";
@@ -271,6 +277,7 @@ class KernelBuilder {
   int segment_;                   // a concat segment: the operand it copies; else -1
   std::vector<sym::Expr> space_;  // the iteration space: one original axis per dim
   graph::TensorType result_;      // what the store writes: the result, or a segment's slice
+  bool round_results_;            // an f16/bf16 result is rounded by a cast node before its store
   std::vector<bool> reduced_;     // per axis: reduced (reduce only)
   AscGraph k_;
   std::vector<int> axes_;
@@ -282,7 +289,7 @@ class KernelBuilder {
 
 /// The concat kernel of node `node`: one segment per operand, each copying its operand into its
 /// slice of the result.
-FusedNode concat_step(const graph::Graph& g, int node) {
+FusedNode concat_step(const graph::Graph& g, int node, bool round_results) {
   const graph::Node& n = g.nodes[node];
   FusedNode step;
   step.kind = FusedNode::Kind::Kernel;
@@ -292,7 +299,7 @@ FusedNode concat_step(const graph::Graph& g, int node) {
   step.concat_shape = n.type.shape;
   sym::Expr start = 0;
   for (size_t k = 0; k < n.operands.size(); ++k) {
-    step.segments.push_back(KernelBuilder(g, node, static_cast<int>(k)).build());
+    step.segments.push_back(KernelBuilder(g, node, round_results, static_cast<int>(k)).build());
     step.segment_starts.push_back(start);
     start = start + g.nodes[n.operands[k]].type.shape[step.concat_dim];
   }
@@ -380,10 +387,10 @@ FusedGraph lower(const graph::Graph& g, const FusionOptions& opts) {
       continue;
     }
     if (def->cls == OpClass::Concat) {
-      fg.nodes.push_back(concat_step(g, i));
+      fg.nodes.push_back(concat_step(g, i, opts.emulate_precision_casts));
       continue;
     }
-    FusedNode step = KernelBuilder(g, i).build();
+    FusedNode step = KernelBuilder(g, i, opts.emulate_precision_casts).build();
     // A reduction no TilingCase can schedule (reduced dims not contiguous) stays ATen.
     if (auto why = schedule::reduce_unsupported_reason(step.kernel)) {
       fg.nodes.push_back(opaque_step(g, i, "no reduction schedule: " + *why));

@@ -51,9 +51,7 @@ bool shareable(const AscNode& n) {
 
 /// Builds the merged kernel over the host's axes: a's nodes, then b's appended with their uses
 /// rewired; the guest's nodes are rewritten onto the host axes. b's load of a value a computes
-/// becomes the node a's store reads: the value in its storage dtype, so an f16/bf16
-/// intermediate is rounded exactly as eager rounds it when stored, and b's cast to f32 after
-/// the load stays.
+/// becomes the node a's store reads (merge.h says which).
 class Merger {
  public:
   Merger(const FusedGraph& fg, const StepIndex& idx, int a, int b, const AxisEmbedding& e)
@@ -190,6 +188,11 @@ class Merger {
         in = map_.at(in);
         if (in < 0)
           throw CompileError("merging " + B_.name + ": node %" + n.name + " lost an input");
+      }
+      // b's cast to f32 of a value a stored from f32 (the store rounded it): the f32 value.
+      if (c.op == "cast" && k_.nodes[c.inputs[0]].out.dtype == c.out.dtype) {
+        map_[j] = c.inputs[0];
+        continue;
       }
       if (c.op == "output") c.attrs["index"] = static_cast<int64_t>(base_outputs + index_attr(n));
       map_[j] = add(std::move(c));

@@ -13,8 +13,9 @@ struct StepIndex;
 /// them (missing axes inserted with repeat 1 / stride 0, a size-1 guest axis on a bigger host
 /// axis gets stride 0; stores keep listing the axes of their value's dims). A producer ->
 /// consumer edge disappears: b's data + load of a value a computes become uses of the node a's
-/// store reads (the value in its storage dtype: an f16/bf16 intermediate is rounded as eager
-/// rounds it, then b's cast to f32 follows). Inputs both read share one data + load. A value
+/// store reads: an f32 value whose store rounds it to f16/bf16 (b's cast to f32 of the load then
+/// is that value itself), or a value in the storage dtype (a cast node rounded it; b's cast to
+/// f32 follows). Inputs both read share one data + load. A value
 /// still needed outside the merged kernel (another step reads it, it is a graph output, or
 /// nothing reads it) keeps its store + output; other stores are dropped along with the nodes only
 /// they used. Data and output indices are dense, in Graph IR node order; `inputs`/`outputs` map

@@ -14,16 +14,27 @@ namespace {
 
 using fusion::FusionOptions;
 
-constexpr std::string_view kEnableAutofuse = "--enable_autofuse";
 constexpr std::string_view kEnablePass = "--autofuse_enable_pass";
 constexpr std::string_view kDisablePass = "--autofuse_disable_pass";
 
 /// The valid flags with their values, for error messages.
 constexpr const char* kValidFlags =
-    "--enable_autofuse=true|false, --autofuse_enable_pass=PASS[,PASS...], "
+    "--enable_autofuse=true|false, --emulate_precision_casts=true|false, "
+    "--autofuse_enable_pass=PASS[,PASS...], "
     "--autofuse_disable_pass=PASS[,PASS...], --max_fusion_size=N (N >= 1), "
     "--max_fusion_inputs=N (N >= 1), --recomputation_threshold=N (0..255), "
     "--max_reduce_epilogue=N (N >= 0)";
+
+/// A true|false flag: its name and the field it sets.
+struct BoolFlag {
+  std::string_view name;
+  bool FusionOptions::*field;
+};
+
+const BoolFlag kBoolFlags[] = {
+    {"--enable_autofuse", &FusionOptions::enabled},
+    {"--emulate_precision_casts", &FusionOptions::emulate_precision_casts},
+};
 
 /// An integer flag: its name, the field it sets and its inclusive range.
 struct IntFlag {
@@ -110,8 +121,8 @@ class FlagParser {
     if (eq == std::string_view::npos)
       fail(std::string(name) + " needs a value (" + usage(name) + ")");
     std::string_view value = trim(item.substr(eq + 1));
-    if (name == kEnableAutofuse) {
-      out_.enabled = parse_bool(name, value);
+    if (const BoolFlag* f = find_bool(name)) {
+      out_.*f->field = parse_bool(name, value);
     } else if (name == kEnablePass) {
       for_each_piece(value, ',', [&](std::string_view p) {
         if (const Pass* pass = find_pass(name, p); pass->field) enable_.push_back(pass->field);
@@ -144,8 +155,14 @@ class FlagParser {
     throw FlagError(std::string(source_) + ": " + what);
   }
 
+  static const BoolFlag* find_bool(std::string_view name) {
+    for (const BoolFlag& f : kBoolFlags)
+      if (name == f.name) return &f;
+    return nullptr;
+  }
+
   static bool known(std::string_view name) {
-    if (name == kEnableAutofuse || name == kEnablePass || name == kDisablePass) return true;
+    if (find_bool(name) || name == kEnablePass || name == kDisablePass) return true;
     for (const IntFlag& f : kIntFlags)
       if (name == f.name) return true;
     return false;
@@ -160,7 +177,7 @@ class FlagParser {
 
   /// `--name=VALUES` of a known flag.
   static std::string usage(std::string_view name) {
-    if (name == kEnableAutofuse) return "--enable_autofuse=true|false";
+    if (find_bool(name)) return std::string(name) + "=true|false";
     if (name == kEnablePass || name == kDisablePass) return std::string(name) + "=PASS[,PASS...]";
     for (const IntFlag& f : kIntFlags)
       if (name == f.name) return std::string(name) + "=N, N " + f.range;
@@ -234,11 +251,12 @@ std::string to_flags_string(const fusion::FusionOptions& opts) {
     std::string& list = !p.field || opts.*p.field ? on : off;
     list += (list.empty() ? "" : ",") + std::string(p.name);
   }
-  std::string s = std::string(kEnableAutofuse) + "=" + (opts.enabled ? "true" : "false");
+  std::string s = "--enable_autofuse=" + std::string(opts.enabled ? "true" : "false");
   s += ";" + std::string(kEnablePass) + "=" + on;
   if (!off.empty()) s += ";" + std::string(kDisablePass) + "=" + off;
   for (const IntFlag& f : kIntFlags)
     s += ";" + std::string(f.name) + "=" + std::to_string(opts.*f.field);
+  s += ";--emulate_precision_casts=" + std::string(opts.emulate_precision_casts ? "true" : "false");
   return s;
 }
 

@@ -7,6 +7,8 @@
 //   --max_fusion_inputs=N      (N >= 1)   FusionOptions::max_inputs (ours; CANN has no flag)
 //   --recomputation_threshold=N (0..255)  FusionOptions::recomputation_threshold
 //   --max_reduce_epilogue=N    (N >= 0)   FusionOptions::max_reduce_epilogue (ours)
+//   --emulate_precision_casts=true|false  FusionOptions::emulate_precision_casts (ours; Inductor's
+//                                         name)
 #pragma once
 #include <string>
 #include <string_view>

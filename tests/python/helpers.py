@@ -60,3 +60,17 @@ def run_eagerly(tr, call_args):
         if n.kind != "input":
             env[i] = n.run(env)
     return [env[v] if is_node else v for is_node, v in tr.outputs]
+
+
+def reference_in_float(fn, *args):
+    """fn's result for f16/bf16 inputs as autofuse (and Inductor) compute it: every f16/bf16
+    tensor argument upcast to f32, fn run in f32, each output cast back to the dtype eager gives
+    it (Inductor's test suite calls this `reference_in_float`). Inside a kernel f16/bf16 values
+    stay f32 until stored (README "Precision"); eager rounds after every op, so near a
+    cancellation eager and the compiled result differ by more than the dtype's tolerance."""
+    low = (torch.float16, torch.bfloat16)
+    up = [a.float() if isinstance(a, torch.Tensor) and a.dtype in low else a for a in args]
+    eager, ref = fn(*args), fn(*up)
+    if isinstance(eager, torch.Tensor):
+        return ref.to(eager.dtype)
+    return type(eager)(r.to(e.dtype) if isinstance(e, torch.Tensor) else r for e, r in zip(eager, ref))

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autofuse.backend import fused_op_count
-from helpers import compile_fn, kernel_steps, only_record
+from helpers import compile_fn, kernel_steps, only_record, reference_in_float
 
 SHAPES = [(1,), (7,), (1024,), (3, 1000), (64, 4096), (2, 3, 5, 7)]
 
@@ -25,7 +25,7 @@ def _params(last, dtype=torch.float32):
 
 
 def _check_one_kernel(fn, x, a, b):
-    expected = fn(x, a, b)
+    expected = reference_in_float(fn, x, a, b)
     got = compile_fn(fn)(x, a, b)
     torch.testing.assert_close(got, expected)
     assert got.stride() == expected.stride()

@@ -14,7 +14,7 @@ from helpers import compile_fn
 DEFAULT_FLAGS = (
     "--enable_autofuse=true;--autofuse_enable_pass=elementwise,broadcast,reduce,concat;"
     "--max_fusion_size=64;--max_fusion_inputs=8;--recomputation_threshold=1;"
-    "--max_reduce_epilogue=32"
+    "--max_reduce_epilogue=32;--emulate_precision_casts=false"
 )
 
 # AscIR ops that are no compute nodes (FusionOptions::max_nodes does not count them).
@@ -104,6 +104,7 @@ def test_parse_flags_defaults_and_canonical_text():
         "max_fusion_inputs": 8,
         "recomputation_threshold": 1,
         "max_reduce_epilogue": 32,
+        "emulate_precision_casts": False,
         "flags": DEFAULT_FLAGS,
     }
     d = _C.parse_flags(
@@ -150,6 +151,8 @@ def test_config_reads_env_and_fields_win(monkeypatch):
     assert (s["passes"], s["max_fusion_inputs"], s["max_reduce_epilogue"]) == (
         ["elementwise", "broadcast", "reduce"], 3, 0)
     assert not autofuse.CompilerConfig(autofuse_flags="", enable_autofuse=False).fusion_settings()["enable_autofuse"]
+    assert autofuse.CompilerConfig(autofuse_flags="", emulate_precision_casts=True).fusion_settings()[
+        "emulate_precision_casts"]
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,8 @@ std::string fields(const FusionOptions& o) {
          " max_inputs=" + std::to_string(o.max_inputs) + " reduce=" + std::to_string(o.reduce) +
          " concat=" + std::to_string(o.concat) +
          " max_reduce_epilogue=" + std::to_string(o.max_reduce_epilogue) +
-         " recomputation_threshold=" + std::to_string(o.recomputation_threshold);
+         " recomputation_threshold=" + std::to_string(o.recomputation_threshold) +
+         " emulate_precision_casts=" + std::to_string(o.emulate_precision_casts);
 }
 
 /// The FlagError message parse_flags(text) throws ("" when it throws none).
@@ -197,14 +198,14 @@ TEST(Flags, PrinterPrintsEverySetting) {
   EXPECT_EQ(to_flags_string(FusionOptions{}),
             "--enable_autofuse=true;--autofuse_enable_pass=elementwise,broadcast,reduce,concat;"
             "--max_fusion_size=64;--max_fusion_inputs=8;--recomputation_threshold=1;"
-            "--max_reduce_epilogue=32");
+            "--max_reduce_epilogue=32;--emulate_precision_casts=false");
   FusionOptions o;
   o.reduce = false;
   o.enabled = false;
   EXPECT_EQ(to_flags_string(o),
             "--enable_autofuse=false;--autofuse_enable_pass=elementwise,broadcast,concat;"
             "--autofuse_disable_pass=reduce;--max_fusion_size=64;--max_fusion_inputs=8;"
-            "--recomputation_threshold=1;--max_reduce_epilogue=32");
+            "--recomputation_threshold=1;--max_reduce_epilogue=32;--emulate_precision_casts=false");
 }
 
 TEST(Flags, PrinterRoundTrips) {
@@ -216,15 +217,17 @@ TEST(Flags, PrinterRoundTrips) {
   odd.concat = false;
   odd.max_reduce_epilogue = 99;
   odd.recomputation_threshold = 99;
-  for (int bits = 0; bits < 8; ++bits) {
+  odd.emulate_precision_casts = true;
+  for (int bits = 0; bits < 16; ++bits) {
     FusionOptions o;
     o.enabled = bits & 1;
     o.reduce = bits & 2;
     o.concat = bits & 4;
     o.max_nodes = 1 + bits;
     o.max_inputs = 2 + bits;
-    o.recomputation_threshold = bits * 30;
+    o.recomputation_threshold = (bits % 8) * 30;
     o.max_reduce_epilogue = bits;
+    o.emulate_precision_casts = (bits & 8) == 0;
     std::string text = to_flags_string(o);
     EXPECT_EQ(fields(parse_flags(text)), fields(o)) << text;
     EXPECT_EQ(fields(parse_flags(text, odd)), fields(o)) << text;

@@ -108,8 +108,9 @@ TEST(FusionLower, MixedPrecisionComputesInF32) {
   std::vector<std::string> ops;
   for (const auto& n : fg.nodes[0].kernel.nodes)
     ops.push_back(n.op + ":" + std::string(dtype_name(n.out.dtype)));
+  // The store rounds the f32 product to f16 (no cast node: a merge hands consumers f32).
   EXPECT_EQ(ops, (std::vector<std::string>{"data:f16", "load:f16", "cast:f32", "scalar:f32",
-                                           "mul:f32", "cast:f16", "store:f16", "output:f16"}));
+                                           "mul:f32", "store:f16", "output:f16"}));
   const AscGraph& cmp = fg.nodes[1].kernel;
   EXPECT_EQ(cmp.nodes[4].op, "gt");
   EXPECT_EQ(cmp.nodes[4].out.dtype, DType::Bool);
@@ -120,6 +121,30 @@ TEST(FusionLower, MixedPrecisionComputesInF32) {
     ops.push_back(n.op + ":" + std::string(dtype_name(n.out.dtype)));
   EXPECT_EQ(ops, (std::vector<std::string>{"data:f16", "load:f16", "cast:f32", "cast:bf16",
                                            "store:bf16", "output:bf16"}));
+}
+
+TEST(FusionLower, EmulatedPrecisionCastsRoundBeforeTheStore) {
+  FusionOptions emulate;
+  emulate.emulate_precision_casts = true;
+  FusedGraph fg = lower(parse(R"(graph @t() {
+  %x = input() {index = 0} : bf16[8]
+  %0 = cube(%x) : bf16[8]
+  return %0
+})"),
+                        emulate);
+  std::vector<std::string> ops;
+  for (const auto& n : fg.nodes[0].kernel.nodes)
+    ops.push_back(n.op + ":" + std::string(dtype_name(n.out.dtype)));
+  EXPECT_EQ(ops, (std::vector<std::string>{"data:bf16", "load:bf16", "cast:f32", "cube:f32",
+                                           "cast:bf16", "store:bf16", "output:bf16"}));
+  EXPECT_EQ(attr_str(fg.nodes[0].kernel.nodes[3].attrs.at("round")), "\"bf16\"");
+  // Without emulation bf16 cube is x*x*x in f32, rounded once by the store.
+  FusedGraph plain = lower(parse(R"(graph @t() {
+  %x = input() {index = 0} : bf16[8]
+  %0 = cube(%x) : bf16[8]
+  return %0
+})"));
+  EXPECT_EQ(plain.nodes[0].kernel.nodes[3].attrs.count("round"), 0u);
 }
 
 TEST(FusionLower, NonFusibleOpsAreOpaqueWithReason) {
@@ -329,19 +354,37 @@ TEST(FusionFuse, SiblingReports) {
   check_program(fg);
 }
 
-TEST(FusionFuse, MixedPrecisionIntermediateIsRoundedLikeEager) {
-  FusedGraph fg = fuse(lower(parse(R"(graph @t() {
+TEST(FusionFuse, MixedPrecisionIntermediateStaysF32) {
+  const char* text = R"(graph @t() {
   %x = input() {index = 0} : f16[8]
   %0 = exp(%x) : f16[8]
   %1 = cast(%0) : f32[8]
-  return %1
-})")));
+  %2 = cast(%1) : bf16[8]
+  %3 = neg(%2) : bf16[8]
+  return %3
+})";
+  auto ops_of = [](const FusedGraph& fg) {
+    std::vector<std::string> ops;
+    for (const auto& n : fg.nodes.at(0).kernel.nodes)
+      ops.push_back(n.op + ":" + std::string(dtype_name(n.out.dtype)));
+    return ops;
+  };
+  // exp's f16 result is never rounded (the cast to f32 reads the f32 value); the explicit cast
+  // to bf16 rounds.
+  FusedGraph fg = fuse(lower(parse(text)));
   ASSERT_EQ(fg.nodes.size(), 1u);
-  std::vector<std::string> ops;
-  for (const auto& n : fg.nodes[0].kernel.nodes)
-    ops.push_back(n.op + ":" + std::string(dtype_name(n.out.dtype)));
-  EXPECT_EQ(ops, (std::vector<std::string>{"data:f16", "load:f16", "cast:f32", "exp:f32",
-                                           "cast:f16", "cast:f32", "store:f32", "output:f32"}));
+  EXPECT_EQ(ops_of(fg),
+            (std::vector<std::string>{"data:f16", "load:f16", "cast:f32", "exp:f32", "cast:bf16",
+                                      "cast:f32", "neg:f32", "store:bf16", "output:bf16"}));
+  // Emulated: rounded to f16 after exp, as eager rounds it.
+  FusionOptions emulate;
+  emulate.emulate_precision_casts = true;
+  FusedGraph round = fuse(lower(parse(text), emulate), emulate);
+  ASSERT_EQ(round.nodes.size(), 1u);
+  EXPECT_EQ(ops_of(round),
+            (std::vector<std::string>{"data:f16", "load:f16", "cast:f32", "exp:f32", "cast:f16",
+                                      "cast:f32", "cast:bf16", "cast:f32", "neg:f32", "cast:bf16",
+                                      "store:bf16", "output:bf16"}));
 }
 
 TEST(FusionFuse, LimitsAndDisabled) {
