@@ -168,6 +168,7 @@ std::vector<std::string> cpu_compile_flags(const schedule::Target& t) {
     for (const char* x :
          {"-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma", "-mf16c"})
       f.push_back(x);
+    if (t.avx512_bf16) f.push_back("-mavx512bf16");  // autofuse_cpu_avx512.h tests __AVX512BF16__
   } else if (t.isa == "avx2") {
     for (const char* x : {"-mavx2", "-mfma", "-mf16c"}) f.push_back(x);
   } else if (t.isa != "scalar") {

@@ -14,6 +14,7 @@ Target Target::host_cpu() {
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
     t.isa = "avx512";
     t.vector_bytes = 64;
+    t.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
   } else if (fma_f16c && __builtin_cpu_supports("avx2")) {
     t.isa = "avx2";
     t.vector_bytes = 32;

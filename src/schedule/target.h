@@ -10,6 +10,7 @@ namespace af::schedule {
 struct Target {
   std::string name = "cpu";
   std::string isa = "avx2";       // "avx2", "avx512" or "scalar"
+  bool avx512_bf16 = false;       // avx512 with AVX512_BF16: one instruction rounds f32 to bf16
   int64_t cores = 1;              // default; the runtime passes the live thread count
   int64_t ub_bytes = 256 * 1024;  // per-core tile budget (L2-sized)
   /// Row buffer of a reduction's "all_load" TilingCase: the f32 values of one row that later
@@ -18,7 +19,8 @@ struct Target {
   int64_t align_bytes = 32;
   int64_t vector_bytes = 32;
 
-  /// The host CPU: ISA from cpuid (AVX-512 if present, else AVX2, else scalar).
+  /// The host CPU: ISA from cpuid (AVX-512 if present, else AVX2, else scalar) and its
+  /// AVX512_BF16 extension.
   static Target host_cpu();
 };
 

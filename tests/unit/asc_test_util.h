@@ -212,6 +212,7 @@ inline schedule::Target test_target() {
   if (t.isa == "avx512") {  // the avx2 path is the one the tests pin; avx512 has its own test
     t.isa = "avx2";
     t.vector_bytes = 32;
+    t.avx512_bf16 = false;
   }
   return t;
 }

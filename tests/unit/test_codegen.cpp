@@ -331,6 +331,10 @@ TEST(CpuEmitter, CompileFlags) {
   t.isa = "avx512";
   f = codegen::cpu_compile_flags(t);
   EXPECT_TRUE(has("-mavx512f") && has("-mavx512bw") && has("-mavx512vl") && has("-mavx512dq"));
+  EXPECT_FALSE(has("-mavx512bf16"));
+  t.avx512_bf16 = true;
+  f = codegen::cpu_compile_flags(t);
+  EXPECT_TRUE(has("-mavx512bf16"));
   t.isa = "scalar";
   f = codegen::cpu_compile_flags(t);
   EXPECT_FALSE(has("-mavx2"));

@@ -224,6 +224,7 @@ int main(int argc, char** argv) {
   af::schedule::Target target = af::schedule::Target::host_cpu();
   if (a.isa.empty()) a.isa = "avx2";
   target.isa = a.isa;
+  target.avx512_bf16 = target.avx512_bf16 && a.isa == "avx512";
   target.vector_bytes = a.isa == "avx512" ? 64 : a.isa == "avx2" ? 32 : 4;
   try {
     std::string text = read_input(a.file);

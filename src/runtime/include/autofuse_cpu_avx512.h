@@ -78,22 +78,36 @@ AF_INLINE __m512i af_bf16_lanes_(af_vf v) {
   __mmask16 nan = _mm512_cmp_ps_mask(v.v, v.v, _CMP_UNORD_Q);
   return _mm512_mask_blend_epi32(nan, r, _mm512_set1_epi32(0x7fc0));
 }
+/* The bf16 bits of each lane. With AVX512_BF16 one instruction rounds to nearest even; it keeps
+ * a NaN's sign and payload (quieted) and flushes f32 denormals (|v| < 2^-126) to zero, where
+ * c10::BFloat16 gives 0x7fc0 and a bf16 denormal: the same values within any tolerance. */
+AF_INLINE __m256i af_bf16_bits_(af_vf v) {
+#if defined(__AVX512BF16__)
+  return (__m256i)_mm512_cvtneps_pbh(v.v);
+#else
+  return _mm512_cvtepi32_epi16(af_bf16_lanes_(v));
+#endif
+}
 AF_INLINE void af_store_bf16(uint16_t* p, af_vf v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(af_bf16_lanes_(v)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), af_bf16_bits_(v));
 }
 /* Non-temporal stores of a full vector to a 32-byte aligned address. */
 AF_INLINE void af_stream_f16(uint16_t* p, af_vf v) {
   _mm256_stream_si256(reinterpret_cast<__m256i*>(p), af_f16_bits_(v));
 }
 AF_INLINE void af_stream_bf16(uint16_t* p, af_vf v) {
-  _mm256_stream_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(af_bf16_lanes_(v)));
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(p), af_bf16_bits_(v));
 }
 /* The f32 value nearest each lane that f16 / bf16 can hold (a cast to f16/bf16 kept in f32). */
 AF_INLINE af_vf af_round_f16(af_vf v) {
   return {_mm512_cvtph_ps(af_f16_bits_(v))};
 }
 AF_INLINE af_vf af_round_bf16(af_vf v) {
+#if defined(__AVX512BF16__)
+  return {_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(af_bf16_bits_(v)), 16))};
+#else
   return {_mm512_castsi512_ps(_mm512_slli_epi32(af_bf16_lanes_(v), 16))};
+#endif
 }
 
 /* ---- bool memory (one byte per element, nonzero = true; stores write 0 or 1) ---- */
