@@ -1,7 +1,9 @@
 """Where a model's time goes under eager, Inductor and autofuse (bench_models.py --breakdown).
 
-Each variant runs a few calls under torch.profiler (shapes recorded). Every event on the calling
-thread is put in one class:
+Each variant runs CALLS calls under torch.profiler (shapes recorded), in ROUNDS rounds with the
+variants in a fresh random order each round; the class split shows each variant's round of median
+wall time, and each matmul-class call its median over the rounds (one profiled round on a shared
+machine is off by 10-20%). Every event on the calling thread is put in one class:
   matmul    matmul-class ATen ops (MATMUL_OPS) with everything they call (an addmm's bias copy)
   aten      other ATen ops (self time), listed by op
   kernels   fused kernels: ours (`autofuse::g0.k3 <ATen ops inside>`, executor.py labels them
@@ -15,7 +17,9 @@ and each matmul-class op (by input shapes) under autofuse against eager's identi
 from __future__ import annotations
 
 import collections
+import random
 import re
+import statistics
 import time
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -28,7 +32,8 @@ MATMUL_OPS = {
     "aten::_scaled_dot_product_flash_attention_for_cpu_backward", "aten::_addmm_activation",
     "mkldnn::_linear_pointwise", "mkl::_mkl_linear",
 }
-CALLS = 5  # profiled calls per variant
+CALLS = 5  # profiled calls per variant and round
+ROUNDS = 3
 _INDUCTOR_KERNEL = re.compile(r"cpp_fused_(.*?)(_\d+)?$")
 
 
@@ -126,12 +131,29 @@ def _ops_of(kernel: str) -> List[str]:
     return [o for o in kernel.split(" ", 1)[-1].split("+") if o not in ("clone", "view", "_to_copy")]
 
 
+def _median_calls(rounds: List[Dict[str, Tuple[int, float]]]) -> Dict[str, Tuple[int, float]]:
+    """Per call key: (calls of one round, median inclusive µs over the rounds that have it)."""
+    keys = set().union(*rounds)
+    return {k: (max(r[k][0] for r in rounds if k in r), statistics.median(r[k][1] for r in rounds if k in r))
+            for k in keys}
+
+
 def report(title: str, fns: Dict[str, Callable[[], object]]) -> str:
     """The breakdown of one case as markdown text (fns: variant -> one call)."""
-    per = {v: _profile(fn) for v, fn in fns.items()}
-    split = {v: _classify(p.events()) for v, (_, p) in per.items()}
+    rounds: Dict[str, list] = {v: [] for v in fns}
+    for _ in range(ROUNDS):
+        order = list(fns)
+        random.shuffle(order)
+        for v in order:
+            wall, prof = _profile(fns[v])
+            rounds[v].append((wall, _classify(prof.events()), _matmul_calls(prof)))
+    per, split, calls = {}, {}, {}
+    for v in fns:
+        wall, cls, _ = sorted(rounds[v], key=lambda r: r[0])[len(rounds[v]) // 2]
+        per[v], split[v] = (wall, None), cls
+        calls[v] = _median_calls([r[2] for r in rounds[v]])
     ms = lambda us: f"{us / 1e3 / CALLS:.2f}"  # noqa: E731 (µs over CALLS calls -> ms per call)
-    lines = [f"### {title}: where the time goes (ms per call, {CALLS} profiled calls)", "",
+    lines = [f"### {title}: where the time goes (ms per call; {CALLS} profiled calls, median of {ROUNDS} rounds)", "",
              "| class | " + " | ".join(per) + " |", "|---|" + "---|" * len(per)]
     for cls in ("matmul", "aten", "kernels", "executor"):
         lines.append(f"| {cls} | " + " | ".join(ms(split[v][0].get(cls, 0.0)) for v in per) + " |")
@@ -153,7 +175,7 @@ def report(title: str, fns: Dict[str, Callable[[], object]]) -> str:
         match = f"{best[0]} | {ms(best[1])}" if best else "- | -"
         lines.append(f"| {k} | {ms(us)} | {match} |")
 
-    mine, eager = _matmul_calls(per["autofuse"][1]), _matmul_calls(per["eager"][1])
+    mine, eager = calls["autofuse"], calls["eager"]
     both = sorted(set(mine) & set(eager), key=lambda key: -eager[key][1])
     lines += ["", "| matmul-class call | calls | autofuse ms | eager ms | ratio |", "|---|---|---|---|---|"]
     tot_a = tot_e = 0.0

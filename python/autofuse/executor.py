@@ -29,6 +29,7 @@ from .executor_codegen import KERNEL as _KERNEL
 from .executor_codegen import SIZE as _SIZE
 from .executor_codegen import VIEW as _VIEW
 from .executor_codegen import print_run
+from .executor_codegen import reinterpret as _alias
 
 log = logging.getLogger("autofuse")
 
@@ -36,26 +37,16 @@ _POOL_MIN_BYTES = 1 << 20  # kernel outputs this large are recycled (see _Output
 _profiling = torch._C._autograd._profiler_enabled  # () -> whether a torch.profiler is recording
 
 
-def _pool_only_refcount() -> int:
-    """sys.getrefcount of a tensor referenced only by a list, read in the loop shape of
-    _OutputPool.take. Measured, not assumed: interpreters differ in the references a loop
-    variable and the call itself add, and a wrong constant could recycle a live tensor."""
-    buffers = [torch.empty(0)]
-    for t in buffers:
-        return sys.getrefcount(t)
-    return -1
-
-
-_POOL_ONLY_REFS = _pool_only_refcount()
-
-
 class _OutputPool:
     """Recycles a large kernel output buffer once nobody but the pool holds it.
 
     A fresh multi-MB CPU allocation costs a page fault per 4 KiB on first touch, often more than
-    the kernel itself. The pool keeps the last two buffers of one output slot and hands one back
-    only when the tensor object, its TensorImpl and its storage are referenced by the pool alone
-    (no user variable, no view, no autograd saved tensor), so reuse is never observable.
+    the kernel itself (a 65 MB embedding gradient: 20 ms of faults for a 4 ms fill). The pool
+    keeps the last two buffers of one output slot and hands out aliases of them (a new tensor
+    on the buffer's storage, so a result the pool still holds is never the caller's tensor
+    object: autograd steals an unshared gradient instead of copying it). A buffer is handed out
+    again only when no tensor but the pool's own uses its storage (no user variable, no view, no
+    autograd saved tensor, no gradient), so reuse is never observable.
     """
 
     __slots__ = ("shape", "strides", "dtype", "buffers", "min_numel")
@@ -67,14 +58,12 @@ class _OutputPool:
 
     def take(self) -> torch.Tensor:
         for t in self.buffers:
-            # Python refs: the pool's alone (the count this interpreter reports for that, see
-            # _pool_only_refcount); storage: t and the temporary untyped_storage() object.
-            if (sys.getrefcount(t) == _POOL_ONLY_REFS and t._use_count() == 1
-                    and torch._C._storage_Use_Count(t.untyped_storage()._cdata) == 2):
-                return t
+            # Storage users: the pool's tensor and the temporary untyped_storage() object.
+            if torch._C._storage_Use_Count(t.untyped_storage()._cdata) == 2:
+                return _alias(t, self.shape, self.strides, 0)
         t = torch.empty_strided(self.shape, self.strides, dtype=self.dtype)
         self.buffers = [t] + self.buffers[:1]
-        return t
+        return _alias(t, self.shape, self.strides, 0)
 
     def take_sized(self, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> torch.Tensor:
         """take() for an output whose sizes depend on the call (dynamic shapes), pooled while

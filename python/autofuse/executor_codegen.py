@@ -32,7 +32,7 @@ def _dynamo_guards_fn(name: str, fallback: Callable) -> Callable:
 _empty_strided = _dynamo_guards_fn(
     "_empty_strided_cpu", lambda shape, strides, dtype: torch.empty_strided(shape, strides, dtype=dtype))
 # (tensor, shape, strides, element offset from the tensor's own) -> a tensor on its storage.
-_reinterpret = _dynamo_guards_fn(
+reinterpret = _dynamo_guards_fn(
     "_reinterpret_tensor", lambda t, shape, strides, inc: t.as_strided(shape, strides, t.storage_offset() + inc))
 
 
@@ -126,7 +126,7 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
     p.bind("launch", launch)
     p.bind("get_num_threads", torch.get_num_threads)
     p.bind("empty_strided", _empty_strided)
-    p.bind("reinterpret", _reinterpret)
+    p.bind("reinterpret", reinterpret)
     p.bind("relayout", _relayout)
     p.bind("record_function", torch.profiler.record_function)
     if read_symbols is not None:

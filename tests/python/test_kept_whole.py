@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import autofuse
+from autofuse import aten_table
 from helpers import compile_fn
 
 
@@ -54,3 +55,46 @@ def test_embedding_backward_accumulates_in_place():
     bw = [r for r in autofuse.compiled_graphs() if r.tag == "bw"]
     assert len(bw) == 1 and not bw[0].fallback
     assert "embedding_dense_backward.default" in bw[0].fx_code and "index_put" not in bw[0].fx_code
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("padding_idx", [None, 7, 0])
+def test_embedding_gradient_is_written_into_a_recycled_table(padding_idx, dtype):
+    """The gradient table (1 MiB or more: pooled) is zeroed and accumulated in place as eager
+    accumulates it (rows added in index order, padding rows skipped); the user gets it without
+    a copy (autograd steals it), and once the user drops it the next step reuses it."""
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(8192, 64, padding_idx=padding_idx).to(dtype)
+    ref = torch.nn.Embedding(8192, 64, padding_idx=padding_idx).to(dtype)
+    ref.load_state_dict(emb.state_dict())
+    f = compile_fn(lambda ids: emb(ids).float().sin())
+    ptrs = []
+    for step in range(3):
+        ids = torch.randint(0, 8192, (4, 33))
+        ids[0, :5] = 7  # repeated ids, the padding row among them
+        ids[1, :2] = 0
+        emb.weight.grad = ref.weight.grad = None
+        f(ids).sum().backward()
+        ref(ids).float().sin().sum().backward()
+        torch.testing.assert_close(emb.weight.grad, ref.weight.grad)  # cos: 1-ulp differences
+        ptrs.append(emb.weight.grad.data_ptr())
+    assert ptrs[1] == ptrs[2], "a dropped gradient table is not recycled"
+    held = emb.weight.grad  # kept by the user: the next step must not write into it
+    expect = held.clone()
+    emb.weight.grad = None
+    f(torch.randint(0, 8192, (4, 33))).sum().backward()
+    assert emb.weight.grad.data_ptr() != held.data_ptr() and torch.equal(held, expect)
+
+
+@pytest.mark.parametrize("padding_idx", [-1, 7])
+def test_embedding_backward_into_is_atens_kernel(padding_idx):
+    torch.manual_seed(0)
+    ids = torch.randint(0, 500, (4, 33))
+    ids[0, :5] = 7
+    g = torch.randn(4, 33, 64)
+    out = torch.full((500, 64), float("nan"))  # a recycled table holds old values
+    got = aten_table.embedding_dense_backward_into(g, ids, 500, padding_idx, False, out=out)
+    assert got is out
+    assert torch.equal(got, torch.ops.aten.embedding_dense_backward(g, ids, 500, padding_idx, False))
+    scaled = aten_table.embedding_dense_backward_into(g, ids, 500, padding_idx, True, out=out)
+    assert torch.equal(scaled, torch.ops.aten.embedding_dense_backward(g, ids, 500, padding_idx, True))
