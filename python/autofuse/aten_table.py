@@ -354,7 +354,7 @@ def embedding_dense_backward_into(grad_output: torch.Tensor, indices: torch.Tens
 # ATen ops the executor runs with an `out=` tensor it allocates itself, pooled across calls
 # when large (executor._OutputPool), as it does for kernel outputs: the matmul family, whose
 # results are the largest buffers ATen makes in a fused model, and the embedding gradient (a
-# 32000 x 512 table: 20 ms of page faults per step in a fresh buffer, 3 ms of fill in a pooled
+# Llama training step's fills: 28.8 ms with a fresh 32000 x 512 table, 9.8 ms with a pooled
 # one). Functional -> out overload running the same kernel, or a function doing its work in out.
 OUT_VARIANTS = {
     aten.mm.default: aten.mm.out,

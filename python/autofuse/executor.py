@@ -41,7 +41,7 @@ class _OutputPool:
     """Recycles a large kernel output buffer once nobody but the pool holds it.
 
     A fresh multi-MB CPU allocation costs a page fault per 4 KiB on first touch, often more than
-    the kernel itself (a 65 MB embedding gradient: 20 ms of faults for a 4 ms fill). The pool
+    the kernel itself (a 65 MB embedding gradient: about 19 ms of faults per step). The pool
     keeps the last two buffers of one output slot and hands out aliases of them (a new tensor
     on the buffer's storage, so a result the pool still holds is never the caller's tensor
     object: autograd steals an unshared gradient instead of copying it). A buffer is handed out
