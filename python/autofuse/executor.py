@@ -16,7 +16,6 @@ printed once as a straight-line function (executor_codegen.py): no per-step disp
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
