@@ -97,7 +97,7 @@ def _call_key(name: str, shapes: List[List[int]]) -> Optional[str]:
     ops: `linear 512x768->3072` for addmm/mm (mat2 [K, N]) and oneDNN's linear (weight [N, K]),
     `bmm ...` and attention by their input shapes; None for wrappers (linear, matmul)."""
     if name in ("aten::addmm", "aten::mm") and len(shapes) >= 2:
-        a, b = shapes[-2:] if name == "aten::mm" else shapes[1:3]
+        a, b = shapes[0:2] if name == "aten::mm" else shapes[1:3]  # mm.out: [a, b, out]
         return f"linear {a[0]}x{a[1]}->{b[1]}" if len(a) == 2 and len(b) == 2 else None
     if name in ("mkldnn::_linear_pointwise", "mkl::_mkl_linear") and len(shapes) >= 3 and shapes[0]:
         # oneDNN's packed weight keeps its [N, K] shape; MKL's pack is a blob, its third
@@ -109,7 +109,7 @@ def _call_key(name: str, shapes: List[List[int]]) -> Optional[str]:
         n = w[0] if w else "?"
         return f"linear {rows}x{x[-1]}->{n}"
     if name in ("aten::bmm", "aten::baddbmm"):
-        return f"{name[6:]} {shapes[-2:] if name == 'aten::bmm' else shapes[1:3]}"
+        return f"{name[6:]} {shapes[0:2] if name == 'aten::bmm' else shapes[1:3]}"  # .out: + out
     if "scaled_dot_product" in name and "flash" in name:
         return f"{name[6:]} {shapes[:3]}"
     return None
