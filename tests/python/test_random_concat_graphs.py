@@ -54,7 +54,7 @@ from helpers import compile_fn
 from test_random_graphs import BINARY as EW_BINARY
 from test_random_graphs import PREDICATE, UNARY
 from test_random_graphs import Case as EwCase
-from test_random_graphs import _fake_strides, _lowest_precision, _plant, define_program
+from test_random_graphs import _config, _fake_strides, _lowest_precision, _plant, define_program
 from test_random_reduce_graphs import BINARY as SMOOTH_BINARY
 from test_random_reduce_graphs import UNARY as SMOOTH_UNARY
 from test_random_reduce_graphs import _assert_matches, _exact, _reduce_placement, start_program
@@ -476,9 +476,9 @@ def check(case: Case) -> Outcome:
     seed = case.seed
     args = case.inputs()
     expected = case.fn(*args)
-    ctx = case.repro()
+    ctx = case.repro() + ("\n# compiled with CompilerConfig(emulate_precision_casts=True)" if _config(case) else "")
     with autofuse.collect_records() as recs:
-        got = compile_fn(case.fn)(*args)
+        got = compile_fn(case.fn, _config(case))(*args)
     low = _lowest_precision(case)
     exact = None
     for k, (g, e) in enumerate(zip(got, expected)):

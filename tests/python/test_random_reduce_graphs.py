@@ -38,7 +38,7 @@ import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
 
 import autofuse
 from helpers import compile_fn
-from test_random_graphs import _fake_strides, _lowest_precision, define_program
+from test_random_graphs import _config, _fake_strides, _lowest_precision, define_program
 
 CASES = int(os.environ.get("AUTOFUSE_FUZZ_CASES", "40"))
 FIRST_SEED = int(os.environ.get("AUTOFUSE_FUZZ_SEED", "0"))
@@ -347,9 +347,9 @@ def run_case(seed: int) -> None:
     case = Case(seed)
     args = case.inputs()
     expected = case.fn(*args)
-    ctx = case.repro()
+    ctx = case.repro() + ("\n# compiled with CompilerConfig(emulate_precision_casts=True)" if _config(case) else "")
     with autofuse.collect_records() as recs:
-        got = compile_fn(case.fn)(*args)
+        got = compile_fn(case.fn, _config(case))(*args)
     exact = None
     for k, (g, e) in enumerate(zip(got, expected)):
         try:
