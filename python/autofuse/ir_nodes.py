@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import torch
 import torch.fx
 
+from . import aten_table
 from .symbolic import Size, ir_text
 
 DTYPE_NAMES: Dict[torch.dtype, str] = {
@@ -215,7 +216,7 @@ def make_call(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], ArgRead],
     out=out)."""
     # An ATen overload is called through its C++ callable: OpOverload.__call__ only forwards
     # to it, one Python frame per eager step per call.
-    op = node.target if out_op is None else out_op
+    op = aten_table.EAGER_EQUIVALENTS.get(node.target, node.target) if out_op is None else out_op
     target = op._op if isinstance(op, torch._ops.OpOverload) else op
     args, kwargs = node.args, dict(node.kwargs)
     simple = all(not isinstance(a, (list, tuple, dict)) for a in args) and not any(

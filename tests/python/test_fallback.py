@@ -103,3 +103,20 @@ def test_failing_step_runs_eagerly_and_model_errors_stay_the_models(caplog):
     assert runner.broken
     assert any("failed at run time (RuntimeError: a step autofuse got wrong)" in r.getMessage()
                for r in caplog.records)
+
+
+def test_eager_dtype_conversions_run_atens_copy():
+    """prims.convert_element_type steps (dtypes kernels do not compute, here f64) run as ATen's
+    _to_copy (aten_table.EAGER_EQUIVALENTS): the same values, dtype and strides as the prim."""
+    from autofuse import aten_table
+
+    x = torch.randn(6, 10)[:, ::2].t()  # strided: the copy keeps the layout
+    prim = torch.ops.prims.convert_element_type.default(x, torch.float64)
+    mine = aten_table.convert_element_type(x, torch.float64)
+    assert mine.dtype == prim.dtype and mine.stride() == prim.stride() and torch.equal(mine, prim)
+
+    def fn(a):
+        return (a.double() * 3).float().sigmoid() + 1
+
+    a = torch.randn(8, 33)
+    torch.testing.assert_close(compile_fn(fn)(a), fn(a))
