@@ -293,12 +293,15 @@ def _opaque(b: _Builder, node: torch.fx.Node, val: Any, origin: str, reason: str
         run = lambda env, n=node: _get_attr(n)  # noqa: E731
     else:
         run = make_call(node, b.reads())
-    packed = packed_linear.packed_run(node, lambda a: b.fx_slot[a], b.packable, run) if b.packable else None
-    tt = b.tensor_type(val, _offset(val))
-    gnode = GNode(node.name, "opaque", operands, {"target": origin}, tt, packed or run, node, origin, reason)
     out_op = aten_table.OUT_VARIANTS.get(node.target)
-    if out_op is not None and tt is not None and packed is None:
-        gnode.run_into = make_call(node, b.reads(), out_op)
+    run_into = make_call(node, b.reads(), out_op) if out_op is not None else None
+    packed = packed_linear.packed_run(node, lambda a: b.fx_slot[a], b.packable, run, run_into) if b.packable else None
+    if packed is not None:
+        run, run_into = packed
+    tt = b.tensor_type(val, _offset(val))
+    gnode = GNode(node.name, "opaque", operands, {"target": origin}, tt, run, node, origin, reason)
+    if tt is not None:
+        gnode.run_into = run_into
     b.fx_slot[node] = b.add(gnode, _offset(val))
     return "opaque"
 

@@ -27,7 +27,7 @@ class Mlp(torch.nn.Module):
         return y
 
 
-_PACKED = ("mkl::_mkl_linear",)
+_PACKED = (packed_linear.LABEL,)
 
 
 def _linear_calls(f, *args):
@@ -42,23 +42,28 @@ def _linear_calls(f, *args):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("conv1d", [False, True])
 def test_inference_runs_packed_and_follows_weight_updates(dtype, conv1d):
-    # Packed where a library serves the dtype (fp32), ATen's call elsewhere; right either way.
+    # Packed where a library serves the dtype (fp32 MKL, bf16 oneDNN on [in, out] row-major
+    # weights), ATen's call elsewhere; right either way.
     packs = dtype in packed_linear.libraries()
+    # bf16: the bias add moves into GELU's kernel (bias_epilogue.py) and rounds after the
+    # product does, as ATen's addmm does too but not always in the same order: results near
+    # zero differ by a bf16 rounding of the product.
+    tol = dict(atol=1e-2, rtol=1.6e-2) if dtype == torch.bfloat16 else {}
     torch.manual_seed(0)
     m = Mlp(conv1d).to(dtype).eval()
     f = compile_fn(m)
     x = torch.randn(2, 5, 32, dtype=dtype)
     with torch.no_grad():
         out, calls = _linear_calls(f, x)
-        torch.testing.assert_close(out, m(x))
+        torch.testing.assert_close(out, m(x), **tol)
         assert calls == ((3 if conv1d else 2) if packs else 0)
         # In-place writes through PyTorch bump the version counter: the next call repacks.
         m.fc1.weight.mul_(-0.5)
-        torch.testing.assert_close(f(x), m(x))
+        torch.testing.assert_close(f(x), m(x), **tol)
         m.fc2.weight.data = torch.randn_like(m.fc2.weight) * 0.1  # a new storage
-        torch.testing.assert_close(f(x), m(x))
+        torch.testing.assert_close(f(x), m(x), **tol)
         m.load_state_dict({k: torch.randn_like(v) * 0.1 for k, v in m.state_dict().items()})
-        torch.testing.assert_close(f(x), m(x))
+        torch.testing.assert_close(f(x), m(x), **tol)
 
 
 def test_dynamic_row_counts_each_get_their_pack():
