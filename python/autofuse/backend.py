@@ -26,7 +26,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-from . import aten_table, bias_epilogue, decompositions, packed_linear, scatter_decompositions
+from . import aten_table, bias_epilogue, constant_folding, decompositions, packed_linear, scatter_decompositions
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
@@ -156,7 +156,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     if devices - {"cpu"}:
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
-        gm = bias_epilogue.move_bias_adds(gm)
+        gm = bias_epilogue.move_bias_adds(constant_folding.fold_constants(gm))
         tr = translate(gm, name, supported_dtypes(), _packed_weights(config, tag, gm))
     except Exception as e:  # a frontend bug must not break the model
         return _fallback(rec, gm, f"translation to Graph IR failed: {type(e).__name__}: {e}", True)
