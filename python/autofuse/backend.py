@@ -217,16 +217,23 @@ def _packed_weights(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) 
     """The input positions of `gm` that hold parameters or buffers, whose linear layers run on
     packed weights (packed_linear.py): AOTAutograd's static inputs of the forward; in a backward
     graph the forward's static inputs it saved, which keep their forward names (`primals_3`).
-    Empty when packing is off or unavailable."""
+    A training graph packs only the dtypes whose Library pays for a repack every step
+    (Library.in_training). Empty when packing is off or unavailable."""
     if not config.pack_weights or not packed_linear.available():
         return []
     ctx = torch._guards.TracingContext.try_get()
     static = list(getattr(getattr(ctx, "fw_metadata", None), "static_input_indices", None) or [])
-    if tag != "bw":
-        return static
-    names = {f"primals_{i + 1}" for i in static}
-    inputs = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-    return [k for k, name in enumerate(inputs) if name in names]
+    inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if tag == "bw":
+        names = {f"primals_{i + 1}" for i in static}
+        static = [k for k, n in enumerate(inputs) if n.name in names]
+
+    def packs(k: int) -> bool:
+        val = inputs[k].meta.get("val") if k < len(inputs) else None
+        lib = packed_linear.libraries().get(val.dtype) if isinstance(val, torch.Tensor) else None
+        return lib is not None and (tag == "inference" or lib.in_training)
+
+    return [k for k in static if packs(k)]
 
 
 def fused_op_count(rec: GraphRecord) -> int:

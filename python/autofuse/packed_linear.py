@@ -13,7 +13,8 @@ bf16 runs ATen's own matmul (oneDNN, AMX where the CPU has it) on W copied once 
 row-major, the layout oneDNN reorders into its AMX blocks fastest: the models' bf16 linears
 with 2304-3072 output features run 1.1-1.25x faster, the rest within noise, and BERT/ViT bf16
 forwards 1.07-1.09x (2 threads, interleaved in one process). GPT-2's Conv1D weights are
-[in, out] already and are not copied. oneDNN's linear on a reordered weight
+[in, out] already and are not copied. In training graphs, where every step repacks, bf16
+stays on ATen's call (BERT/Llama bf16 steps measured 0.98-1.0x with packing). oneDNN's linear on a reordered weight
 (mkldnn._reorder_linear_weight, _linear_pointwise) was 1.16-1.41x ATen's at 1 thread but
 0.55-0.68x at 2 threads for 768 output features (1.22-1.53x for 3072 or 32 rows), which made
 whole bf16 models slower at torch's default thread count. fp16 stays on ATen's call (no AMX
@@ -49,6 +50,7 @@ class Library:
     call: Callable[..., torch.Tensor]  # (x [M, K], pack, weight [N, K], bias or None, rows) -> [M, N]
     call_into: Optional[Callable[..., torch.Tensor]] = None  # call's arguments, then out [M, N]
     per_rows: bool = True  # a pack serves only the row count it was made for
+    in_training: bool = True  # packing pays even when every training step changes the weight
 
 
 def _rows_major(w: torch.Tensor, rows: int) -> torch.Tensor:
@@ -75,7 +77,8 @@ def libraries() -> Dict[torch.dtype, Library]:
             pack=lambda w, rows: mkl._mkl_reorder_linear_weight.default(w, rows),
             call=lambda x, pack, w, b, rows: mkl._mkl_linear.default(x, pack, w, b, rows))
     if torch.backends.mkldnn.is_available():
-        libs[torch.bfloat16] = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False)
+        libs[torch.bfloat16] = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False,
+                                       in_training=False)
     return libs
 
 

@@ -144,3 +144,23 @@ def test_backward_reads_the_saved_weights_packed():
     torch.testing.assert_close(x.grad, x_ref.grad)
     for p, q in zip(m.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
+
+
+def test_bf16_packs_for_inference_only():
+    # A training step would repack every bf16 weight (a copy) for no measured gain.
+    torch.manual_seed(0)
+    m = Mlp().to(torch.bfloat16)
+    ref = Mlp().to(torch.bfloat16)
+    ref.load_state_dict(m.state_dict())
+    f = compile_fn(m)
+    x = torch.randn(4, 32, dtype=torch.bfloat16)
+    f(x).float().sum().backward()  # compiles forward and backward
+    with torch.profiler.profile() as prof:
+        out = f(x)
+        out.float().square().sum().backward()
+    assert sum(e.name in _PACKED for e in prof.events()) == 0
+    torch.testing.assert_close(out, ref(x))
+    with torch.no_grad():
+        out, calls = _linear_calls(f, x)
+    torch.testing.assert_close(out, ref(x), atol=1e-2, rtol=1.6e-2)
+    assert calls == (2 if torch.bfloat16 in packed_linear.libraries() else 0)
