@@ -66,13 +66,6 @@ def _foldable(graph: torch.fx.Graph) -> Dict[torch.fx.Node, bool]:
     return folded
 
 
-def _attr(gm: torch.nn.Module, target: str) -> Any:
-    obj = gm
-    for part in target.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
 def fold_constants(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """`gm` with every frontier value of its input-free subgraphs (module docstring) computed
     now and read as a module constant: a new module when something was folded (`gm` itself is
@@ -90,7 +83,7 @@ def fold_constants(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
         with unset_fake_temporarily(), torch.no_grad():
             for n in foldable:
                 if n.op == "get_attr":
-                    values[n] = _attr(gm, n.target)
+                    values[n] = operator.attrgetter(n.target)(gm)
                     continue
                 args = torch.fx.node.map_arg(n.args, values.__getitem__)
                 kwargs = torch.fx.node.map_arg(n.kwargs, values.__getitem__)

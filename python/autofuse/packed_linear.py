@@ -58,13 +58,17 @@ def _rows_major(w: torch.Tensor, rows: int) -> torch.Tensor:
     return w.t().contiguous()
 
 
+# ATen's C++ callables: OpOverload.__call__ would add a Python frame to every call.
+_MM, _ADDMM, _MM_OUT, _ADDMM_OUT = (op._op for op in (aten.mm.default, aten.addmm.default, aten.mm.out, aten.addmm.out))
+
+
 def _mm(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], rows: int) -> torch.Tensor:
-    return aten.mm.default(x, pack) if b is None else aten.addmm.default(b, x, pack)
+    return _MM(x, pack) if b is None else _ADDMM(b, x, pack)
 
 
 def _mm_into(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], rows: int,
              out: torch.Tensor) -> torch.Tensor:
-    return aten.mm.out(x, pack, out=out) if b is None else aten.addmm.out(b, x, pack, out=out)
+    return _MM_OUT(x, pack, out=out) if b is None else _ADDMM_OUT(b, x, pack, out=out)
 
 
 @functools.lru_cache(maxsize=None)
