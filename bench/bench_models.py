@@ -19,7 +19,8 @@ Each (model, config) builds one model per variant (same weights), compiles it on
 (timed: compile seconds; autofuse's C++ compiles counted; caches cold: a fresh temporary
 directory for autofuse's and Inductor's caches, BENCH_CACHE_DIR reuses one), checks the outputs
 (and gradients) against eager at the dtype's assert_close tolerance, then times the variants in
-shuffled interleaved rounds (bench/common.py) and keeps the medians. Printed and written to
+shuffled interleaved rounds (bench/common.py): the medians, and as the ratios the median of the
+per-round ratios (common.paired_ratio). Printed and written to
 build/bench/models.md (+ models.png, a bar chart): per model the medians, ratios, max error,
 compile seconds, C++ compiles and eager-fallback graphs; per config the geomeans.
 
@@ -39,6 +40,7 @@ import copy
 import dataclasses
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -47,7 +49,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import interleaved_medians, own_copy, rounds_for  # noqa: E402
+from common import interleaved_samples, own_copy, paired_ratio, rounds_for  # noqa: E402
 
 # Cold caches for autofuse and Inductor alike (before either is imported/configured).
 _CACHE = os.environ.get("BENCH_CACHE_DIR") or tempfile.mkdtemp(prefix="autofuse-bench-models-")
@@ -96,6 +98,7 @@ class Case:
     model: str
     config: str
     medians: Dict[str, float] = dataclasses.field(default_factory=dict)  # variant -> seconds
+    speedups: Dict[str, float] = dataclasses.field(default_factory=dict)  # variant -> paired ratio
     compile_s: Dict[str, float] = dataclasses.field(default_factory=dict)
     cxx_compiles: int = 0
     fallbacks: List[str] = dataclasses.field(default_factory=list)
@@ -106,8 +109,9 @@ class Case:
     breakdown: str = ""  # --breakdown's markdown
 
     def ratio(self, over: str) -> float:
-        """autofuse's speed-up over `over` (>1: autofuse is faster)."""
-        return self.medians[over] / self.medians["autofuse"]
+        """autofuse's speed-up over `over` (>1: autofuse is faster): the median of the per-round
+        ratios (common.paired_ratio)."""
+        return self.speedups[over]
 
 
 def compare(case: Case, variant: str, what: str, got: torch.Tensor, expected: torch.Tensor,
@@ -195,7 +199,9 @@ def run_case(name: str, config: str, with_breakdown: bool) -> Case:
     progress(f"{name} {config}: timing")
     timed = {v: (lambda v=v: call(v)) for v in VARIANTS}
     case.rounds = rounds_for(timed, BUDGET_S, 5, 400)
-    case.medians, _ = interleaved_medians(timed, case.rounds, warmup=2)
+    samples = interleaved_samples(timed, case.rounds, warmup=2)
+    case.medians = {v: statistics.median(ts) for v, ts in samples.items()}
+    case.speedups = {v: paired_ratio(samples, v, "autofuse") for v in VARIANTS}
     if with_breakdown:
         progress(f"{name} {config}: profiling")
         prof_fns = dict(timed, inductor=breakdown.profiled_inductor(forward, mods["inductor"], kw, train, ctx))
@@ -243,13 +249,14 @@ def run_dynamic(name: str) -> Case:
         if i >= 2 and (recs or cxx):
             case.mismatches.append(f"{label}: {len(recs)} graph(s) recompiled, {cxx} C++ compile(s)")
         timed = {v: (lambda v=v, kw=kw: no_grad(fns[v], mods[v], kw)) for v in fns}
-        med, _ = interleaved_medians(timed, rounds_for(timed, BUDGET_S / len(shapes), 5, 200), warmup=1)
-        per_len.append(med)
+        samples = interleaved_samples(timed, rounds_for(timed, BUDGET_S / len(shapes), 5, 200), warmup=1)
+        med = {v: statistics.median(ts) for v, ts in samples.items()}
+        per_len.append((med, {v: paired_ratio(samples, v, "autofuse") for v in fns}))
         case.notes.append(f"{label}: " + ", ".join(f"{v} {fmt(t)}" for v, t in med.items())
-                          + f"; dynamic time / static time {med['autofuse'] / med['autofuse static']:.3f}")
-    keys = per_len[0].keys()
-    case.medians = {v: math.exp(sum(math.log(m[v]) for m in per_len) / len(per_len)) for v in keys}
-    case.notes.append(f"geomean dynamic time / static time {case.medians['autofuse'] / case.medians['autofuse static']:.3f}"
+                          + f"; dynamic time / static time {1 / per_len[-1][1]['autofuse static']:.3f}")
+    case.medians = {v: geomean([m[v] for m, _ in per_len]) for v in fns}
+    case.speedups = {v: geomean([r[v] for _, r in per_len]) for v in fns}
+    case.notes.append(f"geomean dynamic time / static time {1 / case.speedups['autofuse static']:.3f}"
                       " (target <= 1.10)")
     return case
 
@@ -308,7 +315,7 @@ def chart(cases: List[Case], path: str) -> None:
     for ax, config in zip(axes[0], configs):
         cs = [c for c in cases if c.config == config]
         xs = range(len(cs))
-        ax.bar([x - 0.2 for x in xs], [c.medians["eager"] / c.medians["inductor"] for c in cs], 0.4, label="Inductor")
+        ax.bar([x - 0.2 for x in xs], [c.ratio("eager") / c.ratio("inductor") for c in cs], 0.4, label="Inductor")
         ax.bar([x + 0.2 for x in xs], [c.ratio("eager") for c in cs], 0.4, label="autofuse")
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xticks(list(xs), [c.model for c in cs], rotation=30)

@@ -3,7 +3,8 @@
 Each variant runs CALLS calls under torch.profiler (shapes recorded), in ROUNDS rounds with the
 variants in a fresh random order each round; the class split shows each variant's round of median
 wall time, and each matmul-class call its median over the rounds (one profiled round on a shared
-machine is off by 10-20%). Every event on the calling thread is put in one class:
+machine is off by 10-20%) with the median of its per-round autofuse/eager ratios (paired: the
+machine's speed drifts between rounds, so a ratio of medians from different rounds is noise). Every event on the calling thread is put in one class:
   matmul    matmul-class ATen ops (MATMUL_OPS) with everything they call (an addmm's bias copy)
   aten      other ATen ops (self time), listed by op
   kernels   fused kernels: ours (`autofuse::g0.k3 <ATen ops inside>`, executor.py labels them
@@ -33,7 +34,7 @@ MATMUL_OPS = {
     "mkldnn::_linear_pointwise", "mkl::_mkl_linear",
 }
 CALLS = 5  # profiled calls per variant and round
-ROUNDS = 3
+ROUNDS = 5
 _INDUCTOR_KERNEL = re.compile(r"cpp_fused_(.*?)(_\d+)?$")
 
 
@@ -138,6 +139,17 @@ def _median_calls(rounds: List[Dict[str, Tuple[int, float]]]) -> Dict[str, Tuple
             for k in keys}
 
 
+def _paired_ratio(paired: List[Tuple[dict, dict]], keys: List[str]) -> float:
+    """The median over rounds of autofuse's time over eager's for the calls `keys`, each round's
+    two profiles taken minutes apart at most (the machine's speed drifts more between rounds
+    than between the variants of one round)."""
+    ratios = []
+    for mine, eager in paired:
+        if all(k in mine and k in eager for k in keys):
+            ratios.append(sum(mine[k][1] for k in keys) / sum(eager[k][1] for k in keys))
+    return statistics.median(ratios) if ratios else float("nan")
+
+
 def report(title: str, fns: Dict[str, Callable[[], object]]) -> str:
     """The breakdown of one case as markdown text (fns: variant -> one call)."""
     rounds: Dict[str, list] = {v: [] for v in fns}
@@ -177,14 +189,14 @@ def report(title: str, fns: Dict[str, Callable[[], object]]) -> str:
 
     mine, eager = calls["autofuse"], calls["eager"]
     both = sorted(set(mine) & set(eager), key=lambda key: -eager[key][1])
-    lines += ["", "| matmul-class call | calls | autofuse ms | eager ms | ratio |", "|---|---|---|---|---|"]
-    tot_a = tot_e = 0.0
+    paired = list(zip((r[2] for r in rounds["autofuse"]), (r[2] for r in rounds["eager"])))
+    lines += ["", "| matmul-class call | calls | autofuse ms | eager ms | ratio (paired) |", "|---|---|---|---|---|"]
     for key in both:
         (n, a), (_, e) = mine[key], eager[key]
-        tot_a, tot_e = tot_a + a, tot_e + e
-        lines.append(f"| {key} | {n // CALLS} | {ms(a)} | {ms(e)} | {a / e:.3f} |")
-    if tot_e:
-        lines.append(f"| all matched matmul calls | | {ms(tot_a)} | {ms(tot_e)} | {tot_a / tot_e:.3f} |")
+        lines.append(f"| {key} | {n // CALLS} | {ms(a)} | {ms(e)} | {_paired_ratio(paired, [key]):.3f} |")
+    if both:
+        tot_a, tot_e = sum(mine[k][1] for k in both), sum(eager[k][1] for k in both)
+        lines.append(f"| all matched matmul calls | | {ms(tot_a)} | {ms(tot_e)} | {_paired_ratio(paired, both):.3f} |")
     unmatched = sorted(set(mine) - set(eager))
     if unmatched:
         lines.append("")

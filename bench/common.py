@@ -4,7 +4,7 @@ import random
 import statistics
 import time
 import types
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import torch
 
@@ -28,20 +28,21 @@ def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 3) -> f
     return statistics.median(times)
 
 
-def interleaved_medians(fns: Dict[str, Callable[[], object]], rounds: int, inner: int = 1,
-                        warmup: int = 2, settle: int = 0) -> Tuple[Dict[str, float], Dict[str, float]]:
-    """(median, fastest) seconds per call of each fn, timed round-robin: every round times
-    `inner` calls of each fn in turn, so a burst of load from other processes on a shared
-    machine hits all of them alike instead of whichever happened to be running; the order
-    is shuffled every round (a fixed seed), so no fn owns a position or a predecessor: what a
-    call leaves in the caches (a model's weights read, or evicted) shapes the next call's time,
-    and a rotation would still put each fn after the same other fn in most rounds. `settle`
-    untimed calls precede each timed block, so what the previous fn left behind (OpenMP workers
-    still spinning after their parallel region) is not charged to the next one."""
+def interleaved_samples(fns: Dict[str, Callable[[], object]], rounds: int, inner: int = 1,
+                        warmup: int = 2, settle: int = 0) -> Dict[str, List[float]]:
+    """Seconds per call of each fn in each round, timed round-robin: every round times `inner`
+    calls of each fn in turn, so a burst of load from other processes on a shared machine hits
+    all of them alike instead of whichever happened to be running; the order is shuffled every
+    round (a fixed seed), so no fn owns a position or a predecessor: what a call leaves in the
+    caches (a model's weights read, or evicted) shapes the next call's time, and a rotation
+    would still put each fn after the same other fn in most rounds. `settle` untimed calls
+    precede each timed block, so what the previous fn left behind (OpenMP workers still
+    spinning after their parallel region) is not charged to the next one. Sample i of every fn
+    comes from round i (see paired_ratio)."""
     for fn in fns.values():
         for _ in range(warmup):
             fn()
-    samples: Dict[str, list] = {name: [] for name in fns}
+    samples: Dict[str, List[float]] = {name: [] for name in fns}
     order = list(fns.items())
     shuffle = random.Random(0).shuffle
     for r in range(rounds):
@@ -53,8 +54,22 @@ def interleaved_medians(fns: Dict[str, Callable[[], object]], rounds: int, inner
             for _ in range(inner):
                 fn()
             samples[name].append((time.perf_counter() - t0) / inner)
+    return samples
+
+
+def interleaved_medians(fns: Dict[str, Callable[[], object]], rounds: int, inner: int = 1,
+                        warmup: int = 2, settle: int = 0) -> Tuple[Dict[str, float], Dict[str, float]]:
+    """(median, fastest) seconds per call of each fn over interleaved_samples' rounds."""
+    samples = interleaved_samples(fns, rounds, inner, warmup, settle)
     medians = {name: statistics.median(ts) for name, ts in samples.items()}
     return medians, {name: min(ts) for name, ts in samples.items()}
+
+
+def paired_ratio(samples: Dict[str, List[float]], num: str, den: str) -> float:
+    """The median over rounds of num's time over den's in the same round. The speed of a shared
+    machine drifts by tens of percent over minutes; the calls of one round run within a second
+    of each other, so a per-round ratio cancels the drift that a ratio of two medians keeps."""
+    return statistics.median(a / b for a, b in zip(samples[num], samples[den]))
 
 
 def rounds_for(fns: Dict[str, Callable[[], object]], budget_s: float, lo: int, hi: int) -> int:
