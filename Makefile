@@ -8,12 +8,12 @@ STAMPS := .stamps
 BUILD := build/py
 APT_PKGS := g++ make llvm-14-tools libsleef-dev libgtest-dev clang-format graphviz
 PY_PKGS := torch==2.13.0 nanobind==3.1.0 lit==23.1.5 pytest scikit-build-core ninja cmake numpy \
-  transformers==5.24.0 matplotlib
+  transformers==5.24.0 matplotlib expecttest==0.3.0
 SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -name '*.h' 2>/dev/null) CMakeLists.txt pyproject.toml
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all deps build test test-unit test-lit test-python test-models fuzz demo bench-smoke bench-ops \
+.PHONY: all deps build test test-unit test-lit test-python test-models fuzz opinfo demo bench-smoke bench-ops \
   bench-dynamic bench-tuning bench-models format clean
 
 all: build
@@ -28,7 +28,8 @@ $(STAMPS)/apt:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	@touch $@
 
-$(STAMPS)/venv:
+# The venv's packages: installed again when this file (the package list) changes.
+$(STAMPS)/venv: Makefile
 	@mkdir -p $(STAMPS)
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -q --disable-pip-version-check $(PY_PKGS)
@@ -65,6 +66,11 @@ test-models: build
 fuzz: build
 	AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q tests/python/test_random_graphs.py \
 	  tests/python/test_random_reduce_graphs.py tests/python/test_random_concat_graphs.py
+
+# PyTorch's OpInfo samples in full (tests/python/test_opinfo.py): every sample of every op we
+# fuse, in every dtype it takes; `make test` runs the largest sample of each in fp32 (bf16: every fourth op).
+opinfo: build
+	AUTOFUSE_OPINFO=all $(PY) -m pytest -q tests/python/test_opinfo.py
 
 demo: build
 	$(PY) examples/demo.py
