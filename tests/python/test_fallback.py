@@ -1,6 +1,7 @@
 """Correct or fallen back: unsupported ops run as ATen, compile failures run eagerly."""
 
 import logging
+import os
 
 import pytest
 import torch
@@ -120,3 +121,21 @@ def test_eager_dtype_conversions_run_atens_copy():
 
     a = torch.randn(8, 33)
     torch.testing.assert_close(compile_fn(fn)(a), fn(a))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another user needs root")
+def test_cache_dir_of_another_user_is_refused_and_falls_back(tmp_path, caplog):
+    """A cache directory owned by someone else could hold their shared objects: autofuse
+    refuses it, says why, and the graph runs eagerly."""
+    cache = tmp_path / "theirs"
+    cache.mkdir(mode=0o700)
+    os.chown(cache, 65534, 65534)
+    config = autofuse.CompilerConfig(cache_dir=str(cache))
+    x = torch.randn(4, 16)
+    with caplog.at_level(logging.WARNING, logger="autofuse"):
+        got = compile_fn(lambda x: torch.tanh(x) * 2 - 1, config)(x)
+    torch.testing.assert_close(got, torch.tanh(x) * 2 - 1)
+    assert only_record().fallback.startswith("toolchain error")
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("owned by uid 65534" in m for m in messages), messages
+    assert list(cache.iterdir()) == []  # nothing written into it

@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -375,6 +378,58 @@ TEST_F(JitTest, ProcessesMissingOnTheSameKeyCompileOnce) {
   ASSERT_NE(WEXITSTATUS(status), 100);
   EXPECT_EQ(s.cxx_compiles + WEXITSTATUS(status), 1);  // the key's file lock serialises them
   expect_adds_one(*mod, 64, 2);
+}
+
+// Processes SIGKILLed at random moments of their compiles (50 of them, each on its own key, into
+// one cache) leave nothing a later process loads wrongly: afterwards every key compiles or loads
+// cleanly and its module works. A kill can land anywhere: in the compiler, between writing the
+// object and its metadata, or after publishing.
+TEST_F(JitTest, KilledCompilesLeaveNothingThatLoadsWrongly) {
+  constexpr int kKills = 50;
+  auto source = [](int i) {
+    return std::string(kAddOneSource) + "// variant " + std::to_string(i) + "\n";
+  };
+  ensure_private_dir(cache_);
+  CompileRequest probe = request(source(-1));
+  probe.log = nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  compile_and_load(probe, nullptr);
+  const auto compile_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  std::mt19937 rng(20261201);
+  std::uniform_int_distribution<int64_t> delay(0, compile_us * 6 / 5);
+  int killed = 0;
+  for (int i = 0; i < kKills; ++i) {
+    CompileRequest req = request(source(i));
+    req.log = nullptr;
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      alarm(60);
+      try {
+        compile_and_load(req, nullptr);
+      } catch (...) {
+        _exit(100);
+      }
+      _exit(0);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(delay(rng)));
+    kill(pid, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status))
+      ++killed;
+    else
+      ASSERT_EQ(WEXITSTATUS(status), 0) << "variant " << i;
+  }
+  EXPECT_GT(killed, kKills / 2);  // most kills landed before the compile finished
+  for (int i = 0; i < kKills; ++i) {
+    CompileRequest req = request(source(i));
+    req.log = nullptr;
+    auto mod = compile_and_load(req, nullptr);
+    expect_adds_one(*mod, 64, 2);
+  }
 }
 
 TEST_F(JitTest, KeyCoversSourceFlagsLibsAndHeaders) {
