@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -430,6 +431,55 @@ TEST_F(JitTest, KilledCompilesLeaveNothingThatLoadsWrongly) {
     auto mod = compile_and_load(req, nullptr);
     expect_adds_one(*mod, 64, 2);
   }
+}
+
+// 8 processes of 8 threads each ask for one key of an empty cache at once: the key's file lock
+// (across processes) and the in-process table (across threads) let exactly one compile run, and
+// every thread of every process gets a working module.
+TEST_F(JitTest, EightProcessesOfEightThreadsCompileOnce) {
+  constexpr int kProcs = 8, kThreads = 8;
+  CompileRequest req = request();
+  req.log = nullptr;
+  ensure_private_dir(cache_);
+  // Compiles in this process: its threads' stats summed (each thread its own CompileStats).
+  auto compile_in_threads = [&req, this]() {
+    std::vector<CompileStats> stats(kThreads);
+    std::vector<std::thread> threads;
+    std::atomic<int> broken{0};
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        try {
+          auto mod = compile_and_load(req, &stats[t]);
+          expect_adds_one(*mod, 64, 1);
+        } catch (...) {
+          broken.fetch_add(1);
+        }
+      });
+    for (auto& t : threads) t.join();
+    int compiles = 0;
+    for (const auto& s : stats) compiles += s.cxx_compiles;
+    return broken.load() != 0 ? 100 : compiles;
+  };
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      alarm(120);
+      int compiles = compile_in_threads();
+      _exit(HasFailure() ? 100 : compiles);  // an expect_adds_one failure in this child
+    }
+    pids.push_back(pid);
+  }
+  int compiles = 0;
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_NE(WEXITSTATUS(status), 100) << "a thread's module failed";
+    compiles += WEXITSTATUS(status);
+  }
+  EXPECT_EQ(compiles, 1);
 }
 
 TEST_F(JitTest, KeyCoversSourceFlagsLibsAndHeaders) {
