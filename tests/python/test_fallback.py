@@ -2,6 +2,7 @@
 
 import logging
 import os
+import subprocess
 
 import pytest
 import torch
@@ -139,3 +140,61 @@ def test_cache_dir_of_another_user_is_refused_and_falls_back(tmp_path, caplog):
     messages = [r.getMessage() for r in caplog.records]
     assert any("owned by uid 65534" in m for m in messages), messages
     assert list(cache.iterdir()) == []  # nothing written into it
+
+
+def _mount_tmpfs(path, size):
+    """Mounts a tmpfs of `size` at path; False where this machine does not let us."""
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
+                              capture_output=True)
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+def test_full_disk_while_writing_the_cache_falls_back(tmp_path, caplog):
+    """The cache's filesystem is full while a kernel module is written: the user sees why, the
+    graph runs eagerly, and once there is room a new compile builds a clean entry."""
+    small = tmp_path / "small"
+    small.mkdir()
+    if not _mount_tmpfs(small, "8k"):
+        pytest.skip("no tmpfs mount here (needs root and CAP_SYS_ADMIN)")
+    try:
+        config = autofuse.CompilerConfig(cache_dir=str(small / "cache"))
+        fn = lambda x: torch.tanh(x) * 2 - 1  # noqa: E731
+        x = torch.randn(4, 16)
+        with caplog.at_level(logging.WARNING, logger="autofuse"):
+            torch.testing.assert_close(compile_fn(fn, config)(x), fn(x))
+        assert only_record().fallback.startswith("toolchain error")
+        assert any("No space left on device" in r.getMessage() for r in caplog.records)
+        assert not list((small / "cache").glob("*.so"))  # nothing published
+
+        subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
+        torch._dynamo.reset()
+        autofuse.reset_records()
+        torch.testing.assert_close(compile_fn(fn, config)(x), fn(x))
+        assert not only_record().fallback
+    finally:
+        subprocess.run(["umount", "-l", str(small)], capture_output=True)
+
+
+def test_read_only_cache_dir_falls_back(tmp_path, caplog):
+    """A cache on a read-only filesystem (as root, mode bits alone do not stop writes): the user
+    sees why, the graph runs eagerly with eager's results."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    if not _mount_tmpfs(ro, "1m"):
+        pytest.skip("no tmpfs mount here (needs root and CAP_SYS_ADMIN)")
+    try:
+        (ro / "cache").mkdir(mode=0o700)
+        subprocess.run(["mount", "-o", "remount,ro", str(ro)], check=True)
+        config = autofuse.CompilerConfig(cache_dir=str(ro / "cache"))
+        fn = lambda x: torch.sigmoid(x) + 3  # noqa: E731
+        x = torch.randn(4, 16)
+        with caplog.at_level(logging.WARNING, logger="autofuse"):
+            torch.testing.assert_close(compile_fn(fn, config)(x), fn(x))
+        assert only_record().fallback.startswith("toolchain error")
+        messages = [r.getMessage() for r in caplog.records]
+        assert any("Read-only file system" in m for m in messages), messages
+    finally:
+        subprocess.run(["umount", "-l", str(ro)], capture_output=True)
