@@ -67,6 +67,23 @@ def test_toolchain_failure_falls_back_with_warning(tmp_path, caplog):
     assert any("runs eagerly" in w and "/nonexistent/cxx" in w for w in warnings), warnings
 
 
+def test_failing_compiler_falls_back_with_its_message(tmp_path, caplog):
+    """A compiler that runs but fails (an internal error): its own message reaches the user,
+    with the generated source kept for a report, and the graph runs eagerly."""
+    cxx = tmp_path / "badcxx"
+    cxx.write_text('#!/bin/sh\ncase "$1" in --version) echo "badcxx 1.0"; exit 0;; esac\n'
+                   'echo "badcxx: internal compiler error: simulated" >&2\nexit 4\n')
+    cxx.chmod(0o755)
+    config = autofuse.CompilerConfig(cxx=str(cxx), cache_dir=str(tmp_path / "cache"))
+    x = torch.randn(5, 7)
+    with caplog.at_level(logging.WARNING, logger="autofuse"):
+        torch.testing.assert_close(compile_fn(lambda x: torch.exp(x) * 3, config)(x), torch.exp(x) * 3)
+    assert only_record().fallback.startswith("toolchain error")
+    message = next(r.getMessage() for r in caplog.records if "runs eagerly" in r.getMessage())
+    assert "exit 4" in message and "internal compiler error: simulated" in message, message
+    assert "source kept at" in message
+
+
 def test_toolchain_failure_raises_without_fallback(tmp_path):
     config = autofuse.CompilerConfig(
         cxx="/nonexistent/cxx", cache_dir=str(tmp_path / "cache"), fallback_on_error=False
