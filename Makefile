@@ -60,17 +60,24 @@ test: test-unit test-lit test-python
 test-models: build
 	AUTOFUSE_ALL_MODELS=1 $(PY) -m pytest -q tests/python/test_dynamic_models.py
 
+# The kernel ISAs this host runs (autofuse.host_isas(), asked after the build): fuzz and opinfo
+# run each path.
+HOST_ISAS = isas=$$($(PY) -c "import autofuse; print(' '.join(autofuse.host_isas()))") && test -n "$$isas"
+
 # Differential fuzzing against eager PyTorch, 500 cases each: elementwise programs
 # (tests/python/test_random_graphs.py), programs with reductions (test_random_reduce_graphs.py)
-# and programs with torch.cat (test_random_concat_graphs.py).
+# and programs with torch.cat (test_random_concat_graphs.py); once per kernel ISA of the host.
 fuzz: build
-	AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q tests/python/test_random_graphs.py \
-	  tests/python/test_random_reduce_graphs.py tests/python/test_random_concat_graphs.py
+	@$(HOST_ISAS) && for isa in $$isas; do echo "== fuzz, isa $$isa"; \
+	  AUTOFUSE_ISA=$$isa AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q \
+	  tests/python/test_random_graphs.py tests/python/test_random_reduce_graphs.py \
+	  tests/python/test_random_concat_graphs.py || exit 1; done
 
 # PyTorch's OpInfo samples in full (tests/python/test_opinfo.py): every sample of every op we
 # fuse, in every dtype it takes; `make test` runs the largest sample of each in fp32 (bf16: every fourth op).
 opinfo: build
-	AUTOFUSE_OPINFO=all $(PY) -m pytest -q tests/python/test_opinfo.py
+	@$(HOST_ISAS) && for isa in $$isas; do echo "== opinfo, isa $$isa"; \
+	  AUTOFUSE_ISA=$$isa AUTOFUSE_OPINFO=all $(PY) -m pytest -q tests/python/test_opinfo.py || exit 1; done
 
 demo: build
 	$(PY) examples/demo.py

@@ -30,6 +30,7 @@ __all__ = [
     "compiled_graphs",
     "explain",
     "get_backend",
+    "host_isas",
     "logger",
     "reset_records",
     "stats",
@@ -41,6 +42,13 @@ def stats() -> dict:
     from . import _C
 
     return _C.stats()
+
+
+def host_isas() -> list:
+    """The kernel ISAs this host runs, widest first: the values CompilerConfig(isa=...) takes."""
+    from . import _C
+
+    return list(_C.host_isas())
 
 
 def _register_without_entry_point() -> None:

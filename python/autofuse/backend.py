@@ -179,6 +179,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
             enable_fusion=config.enable_fusion,
             flags=settings["flags"],
             tuning_file=config.tuning_file(),
+            isa=config.isa,
             log=lambda line: logger.debug("%s: %s", name, line),
         )
     except (_C.CompileError, _C.ToolchainError) as e:

@@ -35,6 +35,9 @@ class CompilerConfig:
       pack_weights     AUTOFUSE_PACK_WEIGHTS linear layers run on oneDNN with each weight packed
                                             once and repacked when its version counter moves
                                             (packed_linear.py); on by default.
+      isa              AUTOFUSE_ISA         the kernels' vector ISA: avx512, avx2 or scalar, one
+                                            the host runs ("" = the host's best); a way to test
+                                            every kernel path on one machine.
 
     Fusion settings (README "AUTOFUSE_FLAGS"). `autofuse_flags` is CANN AutoFuse's flag text,
     "--key=value;--key=value", by default the environment variable AUTOFUSE_FLAGS. The typed
@@ -70,6 +73,7 @@ class CompilerConfig:
     fallback_on_error: bool = True
     tune: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_TUNE", False))
     pack_weights: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_PACK_WEIGHTS", True))
+    isa: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_ISA"))
     autofuse_flags: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_FLAGS"))
     enable_autofuse: Optional[bool] = None
     enable_passes: Optional[Union[str, Sequence[str]]] = None

@@ -206,11 +206,18 @@ std::shared_ptr<af::runtime::TuningTable> tuning_table(const std::string& path) 
   return t;
 }
 
-/// Parses and compiles Graph IR text; `log` (a callable or None) receives the pipeline's lines.
+/// Parses and compiles Graph IR text; `log` (a callable or None) receives the pipeline's lines;
+/// `isa` ("" = the host's best) picks the kernels' vector ISA, one the host runs.
 Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
                  const std::string& cxx, bool enable_fusion, nb::handle log,
-                 const std::string& flags, const std::string& tuning_file) {
+                 const std::string& flags, const std::string& tuning_file, const std::string& isa) {
   af::CompileOptions opts;
+  if (!isa.empty()) {
+    if (!opts.target.supports_isa(isa))
+      throw af::CompileError("autofuse: isa '" + isa +
+                             "' does not run on this host (its best: " + opts.target.isa + ")");
+    opts.target = opts.target.with_isa(isa);
+  }
   opts.dump_dir = dump_dir;
   opts.cache_dir = cache_dir;
   opts.cxx = cxx;
@@ -378,9 +385,10 @@ NB_MODULE(_C, m) {
   m.def("compile", &compile, nb::arg("graph_text"), nb::arg("dump_dir") = "",
         nb::arg("cache_dir") = "", nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true,
         nb::arg("log") = nb::none(), nb::arg("flags") = "", nb::arg("tuning_file") = "",
-        nb::rv_policy::take_ownership,
+        nb::arg("isa") = "", nb::rv_policy::take_ownership,
         "Parses Graph IR text and compiles it with AUTOFUSE_FLAGS `flags`; with a `tuning_file` "
-        "its kernels launch with measured tilings (runtime/tuning.h). Raises CompileError, "
+        "its kernels launch with measured tilings (runtime/tuning.h); `isa` (avx512, avx2, "
+        "scalar; \"\" = the host's best) picks the kernels' vector ISA. Raises CompileError, "
         "ToolchainError or FlagError.");
   m.def("parse_flags", &parse_flags, nb::arg("text"), nb::arg("base") = "",
         nb::arg("source") = "AUTOFUSE_FLAGS",
@@ -402,4 +410,14 @@ NB_MODULE(_C, m) {
   m.def("stats", &stats,
         "Process-wide compile counters: cxx_compiles, cache_hits, compile_seconds.");
   m.def("op_registry", &op_registry, "kind -> (class, arity, operand dtype names).");
+  m.def(
+      "host_isas",
+      [] {
+        const af::schedule::Target host = af::schedule::Target::host_cpu();
+        std::vector<std::string> out;
+        for (const char* isa : {"avx512", "avx2", "scalar"})
+          if (host.supports_isa(isa)) out.push_back(isa);
+        return out;
+      },
+      "The kernel ISAs this host runs, widest first (compile()'s `isa`).");
 }

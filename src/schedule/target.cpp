@@ -3,6 +3,8 @@
 
 #include <thread>
 
+#include "support/error.h"
+
 namespace af::schedule {
 
 Target Target::host_cpu() {
@@ -10,23 +12,46 @@ Target Target::host_cpu() {
   t.name = "cpu";
   __builtin_cpu_init();
   bool fma_f16c = __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  t.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
   if (fma_f16c && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
-    t.isa = "avx512";
-    t.vector_bytes = 64;
-    t.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
-  } else if (fma_f16c && __builtin_cpu_supports("avx2")) {
-    t.isa = "avx2";
-    t.vector_bytes = 32;
-  } else {
-    t.isa = "scalar";
-    t.vector_bytes = 4;
-  }
-  t.align_bytes = t.vector_bytes;
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    t = t.with_isa("avx512");
+  else if (fma_f16c && __builtin_cpu_supports("avx2"))
+    t = t.with_isa("avx2");
+  else
+    t = t.with_isa("scalar");
   t.ub_bytes = 256 * 1024;
   unsigned n = std::thread::hardware_concurrency();
   t.cores = n > 0 ? static_cast<int64_t>(n) : 1;
   return t;
+}
+
+namespace {
+
+/// The ISAs from the narrowest: each one runs the code of those before it.
+constexpr const char* kIsas[] = {"scalar", "avx2", "avx512"};
+
+int isa_rank(const std::string& isa) {
+  for (int i = 0; i < 3; ++i)
+    if (isa == kIsas[i]) return i;
+  throw CompileError("cpu target: unknown isa '" + isa + "' (avx512, avx2 or scalar)");
+}
+
+}  // namespace
+
+Target Target::with_isa(const std::string& isa) const {
+  static constexpr int64_t kVectorBytes[] = {4, 32, 64};
+  Target t = *this;
+  int rank = isa_rank(isa);
+  t.isa = isa;
+  t.vector_bytes = kVectorBytes[rank];
+  t.align_bytes = t.vector_bytes;
+  t.avx512_bf16 = avx512_bf16 && isa == "avx512";
+  return t;
+}
+
+bool Target::supports_isa(const std::string& other) const {
+  return isa_rank(other) <= isa_rank(isa);
 }
 
 }  // namespace af::schedule

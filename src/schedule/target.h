@@ -22,6 +22,14 @@ struct Target {
   /// The host CPU: ISA from cpuid (AVX-512 if present, else AVX2, else scalar) and its
   /// AVX512_BF16 extension.
   static Target host_cpu();
+
+  /// This target with its vector ISA replaced by `isa` ("avx512", "avx2" or "scalar"): vector
+  /// width and alignment follow; AVX512_BF16 stays only with avx512. Throws CompileError for
+  /// another name. Does not ask whether the host runs it (see supports_isa).
+  Target with_isa(const std::string& isa) const;
+
+  /// Whether this target's ISA runs code built for `isa` (scalar < avx2 < avx512).
+  bool supports_isa(const std::string& isa) const;
 };
 
 }  // namespace af::schedule

@@ -221,12 +221,9 @@ int main(int argc, char** argv) {
     return usage("--emit=dot prints a FusedGraph: Graph IR input, passes up to schedule");
 
   // Golden tests must not depend on the host: default to the avx2 target unless told.
-  af::schedule::Target target = af::schedule::Target::host_cpu();
   if (a.isa.empty()) a.isa = "avx2";
-  target.isa = a.isa;
-  target.avx512_bf16 = target.avx512_bf16 && a.isa == "avx512";
-  target.vector_bytes = a.isa == "avx512" ? 64 : a.isa == "avx2" ? 32 : 4;
   try {
+    const af::schedule::Target target = af::schedule::Target::host_cpu().with_isa(a.isa);
     std::string text = read_input(a.file);
     if (a.input == "ascir")
       run_ascir(a, text, target);
