@@ -291,7 +291,14 @@ def run_case(seed):
             # relative tolerance (and the same absolute one, for cancellation after it).
             rtol = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}[low]
             tol = dict(rtol=rtol, atol=rtol)
-        torch.testing.assert_close(g, e, equal_nan=True, **tol, msg=lambda m: f"output {k}: {m}\n{ctx}")
+        try:
+            torch.testing.assert_close(g, e, equal_nan=True, **tol)
+        except AssertionError:
+            # Where eager's f32 path is off at a special value, the float64 program decides
+            # (test_random_reduce_graphs._assert_matches; imported here, it imports this file).
+            from test_random_reduce_graphs import _assert_matches, _exact
+
+            _assert_matches(g, e, _exact(case, args)[k], low, f"output {k}\n{ctx}")
         if e.numel() > 1 and g.stride() != e.stride():
             # Some ATen kernels and their meta functions disagree on the result layout (eager
             # torch.pow(2.0, x_transposed) is contiguous, its meta keeps x's layout); a compiled

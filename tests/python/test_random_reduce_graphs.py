@@ -299,9 +299,14 @@ def _reduce_placement(recs) -> Tuple[int, int, List[str]]:
 
 
 def _exact(case: Case, args: List[torch.Tensor]) -> Tuple[torch.Tensor, ...]:
-    """The program run in float64 (float inputs widened, `.float()` kept in float64)."""
+    """The program run in float64: float inputs widened, `.float()` kept in float64, a cast to
+    f16/bf16 rounded and widened again (the program's rounding kept, every op in float64:
+    eager's own f16/bf16 kernels differ from the math at special values, seed 35)."""
     scope = {"torch": torch, "F": torch.nn.functional}
-    exec(case.source.replace(".float()", ".double()"), scope)
+    source = case.source.replace(".float()", ".double()")
+    for low in ("torch.bfloat16", "torch.float16"):
+        source = source.replace(f".to({low})", f".to({low}).double()")
+    exec(source, scope)
     wide = [a.double() if a.is_floating_point() else a for a in args]
     return scope["fn"](*wide)
 
@@ -309,7 +314,7 @@ def _exact(case: Case, args: List[torch.Tensor]) -> Tuple[torch.Tensor, ...]:
 def _assert_matches(g: torch.Tensor, e: torch.Tensor, exact: torch.Tensor, low, what: str) -> None:
     """g equals eager's e at assert_close's default tolerances, or, where it does not, g is at
     least as accurate as eager: |g - exact| <= 2 |e - exact| + tol(|exact|) per element, with
-    exact the float64 result. Rationale: kernels accumulate in f32 in tiles and compute f16/bf16
+    exact the float64 result (where exact is inf or NaN, g equals it). Rationale: kernels accumulate in f32 in tiles and compute f16/bf16
     softmax / log_softmax in f32 throughout, where eager's small-row paths round more (eager's
     bf16 log_softmax of a 7-wide row returns 0.0 where the exact value is -0.001, the kernel
     -0.00099), and reductions over 2 rows then normalized amplify 1-ulp differences of the mean
@@ -326,15 +331,21 @@ def _assert_matches(g: torch.Tensor, e: torch.Tensor, exact: torch.Tensor, low, 
                   torch.bfloat16: (1.6e-2, 1e-5)}.get(e.dtype, (0.0, 0.0))
     gd, ed = g.double(), e.double()
     xd = exact.double().expand_as(gd)
-    finite = torch.isfinite(ed) & torch.isfinite(xd)
+    finite = torch.isfinite(xd)
     same = (gd == ed) | (torch.isnan(gd) & torch.isnan(ed))
     # plus 2 ulps of the output dtype at the tensor's scale: after a cancellation (`v - w` in
     # bf16, seed 184) both results carry an error of an ulp of the operands, eager's by luck less
     scale = xd[finite].abs().max().item() if bool(finite.any()) else 0.0
     # (an f32 output computed from f16/bf16 values inherits their ulps: `low`, seed 332)
     slack = 2 * torch.finfo(low).eps * scale if low is not None else 0.0
-    bound = 2 * (ed - xd).abs() + atol + rtol * xd.abs() + slack
-    ok = same | (finite & ((gd - xd).abs() <= bound))
+    eager_err = (ed - xd).abs()
+    eager_err = torch.where(torch.isfinite(eager_err), eager_err, 0.0)  # eager inf/NaN: no credit
+    bound = 2 * eager_err + atol + rtol * xd.abs() + slack
+    # Special values: where the float64 result is inf or NaN, that value is the oracle. Eager's
+    # vectorized f32 path can differ there from its own scalar and float64 paths (gelu(+inf) is
+    # NaN in ATen's vectorized erf-GELU, +inf in float64: seed 276; docs/reliability.md).
+    special = ~torch.isfinite(xd) & ((gd == xd) | (torch.isnan(gd) & torch.isnan(xd)))
+    ok = same | special | (finite & ((gd - xd).abs() <= bound))
     if not bool(ok.all()):
         k = int((~ok).flatten().nonzero()[0])
         raise AssertionError(
