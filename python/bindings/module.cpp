@@ -415,8 +415,9 @@ NB_MODULE(_C, m) {
       [] {
         const af::schedule::Target host = af::schedule::Target::host_cpu();
         std::vector<std::string> out;
-        for (const char* isa : {"avx512", "avx2", "scalar"})
-          if (host.supports_isa(isa)) out.push_back(isa);
+        const auto& isas = af::schedule::Target::isas();
+        for (auto it = isas.rbegin(); it != isas.rend(); ++it)
+          if (host.supports_isa(*it)) out.push_back(*it);
         return out;
       },
       "The kernel ISAs this host runs, widest first (compile()'s `isa`).");

@@ -26,14 +26,18 @@ Target Target::host_cpu() {
   return t;
 }
 
+const std::vector<std::string>& Target::isas() {
+  static const std::vector<std::string> names = {"scalar", "avx2",
+                                                 "avx512"};  // each runs the ones before it
+  return names;
+}
+
 namespace {
 
-/// The ISAs from the narrowest: each one runs the code of those before it.
-constexpr const char* kIsas[] = {"scalar", "avx2", "avx512"};
-
 int isa_rank(const std::string& isa) {
-  for (int i = 0; i < 3; ++i)
-    if (isa == kIsas[i]) return i;
+  const auto& names = Target::isas();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (isa == names[i]) return static_cast<int>(i);
   throw CompileError("cpu target: unknown isa '" + isa + "' (avx512, avx2 or scalar)");
 }
 

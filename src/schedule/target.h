@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace af::schedule {
 
@@ -30,6 +31,9 @@ struct Target {
 
   /// Whether this target's ISA runs code built for `isa` (scalar < avx2 < avx512).
   bool supports_isa(const std::string& isa) const;
+
+  /// The ISA names with_isa takes, from the narrowest: scalar, avx2, avx512.
+  static const std::vector<std::string>& isas();
 };
 
 }  // namespace af::schedule

@@ -3,10 +3,10 @@
 Every op autofuse fuses, or decomposes into fused ops, runs every sample input OpInfo gives for
 it on the CPU, in fp32, bf16, fp16 and the integer/bool dtypes the op takes, compiled with
 autofuse (static shapes), against eager: the forward results, and for differentiable float ops
-the gradients of the outputs' sum. A low-precision result matches eager's, or the result
-computed in fp32 and rounded once (as helpers.reference_in_float: a kernel keeps fp32 between
-ops, eager rounds after each), at bf16's assert_close tolerance; gradients are compared with
-the fp32 ones rounded.
+the gradients of the outputs' sum. A result (and a gradient) matches eager's at the dtype's
+assert_close tolerance (bf16's for f16/bf16), or, where eager's own rounding moves it, the one
+computed a precision wider (f16/bf16 in fp32, as helpers.reference_in_float; fp32 in fp64)
+rounded once.
 
 `make test` runs a slice (the largest sample of every op in fp32, of every fourth op in bf16);
 `make opinfo` (AUTOFUSE_OPINFO=all) runs all of it. A sample we knowingly differ on is listed
@@ -88,7 +88,8 @@ def _cases():
             if not full and dtype != torch.float32 and (dtype != torch.bfloat16 or n % 4):
                 continue
             torch.manual_seed(0)
-            samples = list(op.sample_inputs("cpu", dtype))
+            grad = op.supports_autograd and dtype.is_floating_point
+            samples = list(op.sample_inputs("cpu", dtype, requires_grad=grad))  # as the test makes them
             # The slice: the sample with the most elements (the first ones are often scalars).
             largest = max(range(len(samples)), key=lambda i: _numel(samples[i]))
             picked = range(len(samples)) if full else [largest]
@@ -108,11 +109,14 @@ def _tolerance(dtype):
     return {"atol": 1e-2, "rtol": 1.6e-2} if dtype in LOW else {}
 
 
-def _in_float(tree):
-    """The sample with every f16/bf16 tensor a fresh fp32 leaf (requires_grad kept)."""
+def _widened(tree, dtype):
+    """The sample with every `dtype` tensor a fresh leaf one precision wider (f16/bf16 -> fp32,
+    fp32 -> fp64), requires_grad kept."""
+    wide = torch.float32 if dtype in LOW else torch.float64
+
     def up(t):
-        if isinstance(t, torch.Tensor) and t.dtype in LOW:
-            return t.detach().float().requires_grad_(t.requires_grad)
+        if isinstance(t, torch.Tensor) and t.dtype == dtype:
+            return t.detach().to(wide).requires_grad_(t.requires_grad)
         return t
     return pytree.tree_map(up, tree)
 
@@ -121,7 +125,48 @@ def _grads(outputs, inputs):
     outs = [o for o in _tensors(outputs) if o.requires_grad]
     if not outs:
         return None
-    return torch.autograd.grad([o.float().sum() for o in outs], inputs, allow_unused=True)
+    return torch.autograd.grad([o.double().sum() for o in outs], inputs, allow_unused=True)
+
+
+def _no_worse_than_eager(got, eager, wide, dtype):
+    """Per element, got is at most as far from `wide` (the result a precision wider) as eager
+    is, plus the dtype's tolerance: after a cancellation (bf16 binary_cross_entropy_with_logits,
+    `(1 - y) * x - log_sigmoid(x)` of two values near -3.9) eager, a kernel keeping fp32 and
+    the fp32 result all differ by more than bf16's tolerance, and the kernel is the closest),
+    with 2 f16/bf16 ulps at the tensor's scale to spare."""
+    rtol, atol = (1.6e-2, 1e-2) if dtype in LOW else (1.3e-6, 1e-5)
+    for g, e, w in zip(_tensors(got), _tensors(eager), _tensors(wide)):
+        if g.dtype in (torch.bool,) or not g.is_floating_point():
+            return False
+        low = e.dtype if e.dtype in LOW else None
+        g, e, w = g.detach().double(), e.detach().double(), w.detach().double()
+        same = (g == e) | (torch.isnan(g) & torch.isnan(e))
+        # plus 2 ulps of f16/bf16 at the tensor's scale: a cancellation of two rounded terms
+        # leaves an ulp of the terms, which side gets less is luck (as the fuzzers allow)
+        finite = torch.isfinite(w)
+        scale = w[finite].abs().max().item() if bool(finite.any()) else 0.0
+        slack = 2 * torch.finfo(low).eps * scale if low is not None else 0.0
+        ok = same | ((g - w).abs() <= (e - w).abs() + atol + rtol * w.abs() + slack)
+        if not bool(ok.all()):
+            return False
+    return True
+
+
+def _assert_close_to_either(got, eager, wide, what, dtype):
+    """got matches eager's result at the dtype's tolerance, or the one computed a precision
+    wider and rounded to eager's dtypes (where eager's own rounding moves it off the math: a
+    kernel keeps fp32 between f16/bf16 ops; eager's fp32 layer_norm of one element leaves a
+    residue of 2e-5 in x - mean where the math, fp64 and a fused kernel have 0), or is no
+    farther from the wider result than eager (_no_worse_than_eager)."""
+    try:
+        torch.testing.assert_close(got, eager, equal_nan=True, **_tolerance(dtype))
+    except AssertionError as first:
+        rounded = pytree.tree_map(lambda w, e: w.to(e.dtype) if isinstance(w, torch.Tensor) else w, wide, eager)
+        try:
+            torch.testing.assert_close(got, rounded, equal_nan=True, **_tolerance(dtype))
+        except AssertionError as second:
+            if not _no_worse_than_eager(got, eager, wide, dtype):
+                raise AssertionError(f"{what}: vs eager: {first}\nvs one precision wider: {second}") from None
 
 
 @pytest.mark.parametrize("op,dtype,index", list(_cases()))
@@ -138,31 +183,16 @@ def test_opinfo(op, dtype, index):
     crashed = [r.fallback for r in autofuse.compiled_graphs() if r.fallback and "failed" in r.fallback]
     assert not crashed, crashed
 
-    # f16/bf16: eager's result, or where eager's rounding after every op moves it, the result
-    # computed in fp32 and rounded once (what a kernel that keeps fp32 between ops computes).
-    ref_call = _in_float(call) if dtype in LOW else call
-    ref = op(ref_call[0], *ref_call[1], **ref_call[2])
-    if dtype in LOW:
-        eager = op(call[0], *call[1], **call[2])
-        try:
-            torch.testing.assert_close(got, eager, equal_nan=True, **_tolerance(dtype))
-        except AssertionError:
-            rounded = pytree.tree_map(lambda r, e: r.to(e.dtype) if isinstance(r, torch.Tensor) else r, ref, eager)
-            torch.testing.assert_close(got, rounded, equal_nan=True, **_tolerance(dtype))
-    else:
-        torch.testing.assert_close(got, ref, equal_nan=True)
+    eager = op(call[0], *call[1], **call[2])
+    wide_call = _widened(call, dtype)
+    wide = op(wide_call[0], *wide_call[1], **wide_call[2])
+    _assert_close_to_either(got, eager, wide, "result", dtype)
     if not grad:
         return
     inputs = [t for t in _tensors(call) if t.requires_grad]
-    ref_inputs = [t for t in _tensors(ref_call) if t.requires_grad]
-    ours, theirs = _grads(got, inputs), _grads(ref, ref_inputs)
+    ours, theirs = _grads(got, inputs), _grads(eager, inputs)
     if ours is None or theirs is None:
         assert (ours is None) == (theirs is None)
         return
-    if dtype in LOW:
-        try:
-            torch.testing.assert_close(ours, _grads(eager, inputs), equal_nan=True, **_tolerance(dtype))
-            return
-        except AssertionError:
-            theirs = [t.to(i.dtype) if t is not None else None for t, i in zip(theirs, inputs)]
-    torch.testing.assert_close(ours, theirs, equal_nan=True, **_tolerance(dtype))
+    wide_grads = _grads(wide, [t for t in _tensors(wide_call) if t.requires_grad])
+    _assert_close_to_either(list(ours), list(theirs), list(wide_grads), "gradients", dtype)
