@@ -74,7 +74,8 @@ fuzz: build
 	  tests/python/test_random_concat_graphs.py || exit 1; done
 
 # PyTorch's OpInfo samples in full (tests/python/test_opinfo.py): every sample of every op we
-# fuse, in every dtype it takes; `make test` runs the largest sample of each in fp32 (bf16: every fourth op).
+# fuse, in every dtype it takes, once per kernel ISA of the host; `make test` runs the largest
+# sample of each op in fp32 (bf16: every fourth op). About 20 minutes per ISA for fp32 + bf16.
 opinfo: build
 	@$(HOST_ISAS) && for isa in $$isas; do echo "== opinfo, isa $$isa"; \
 	  AUTOFUSE_ISA=$$isa AUTOFUSE_OPINFO=all $(PY) -m pytest -q tests/python/test_opinfo.py || exit 1; done
