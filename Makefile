@@ -75,7 +75,8 @@ fuzz: build
 
 # PyTorch's OpInfo samples in full (tests/python/test_opinfo.py): every sample of every op we
 # fuse, in every dtype it takes, once per kernel ISA of the host; `make test` runs the largest
-# sample of each op in fp32 (bf16: every fourth op). About 20 minutes per ISA for fp32 + bf16.
+# sample of each op in fp32 (bf16: every fourth op). fp32 + bf16 alone take about 20 minutes
+# per ISA, every dtype about twice that.
 opinfo: build
 	@$(HOST_ISAS) && for isa in $$isas; do echo "== opinfo, isa $$isa"; \
 	  AUTOFUSE_ISA=$$isa AUTOFUSE_OPINFO=all $(PY) -m pytest -q tests/python/test_opinfo.py || exit 1; done
