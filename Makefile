@@ -13,8 +13,8 @@ SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -n
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all deps build test test-unit test-lit test-python test-models fuzz opinfo demo bench-smoke bench-ops \
-  bench-dynamic bench-tuning bench-models format clean
+.PHONY: all deps build test test-unit test-lit test-python test-models fuzz opinfo sanitize demo bench-smoke \
+  bench-ops bench-dynamic bench-tuning bench-models format clean
 
 all: build
 
@@ -80,6 +80,32 @@ fuzz: build
 opinfo: build
 	@$(HOST_ISAS) && for isa in $$isas; do echo "== opinfo, isa $$isa"; \
 	  AUTOFUSE_ISA=$$isa AUTOFUSE_OPINFO=all $(PY) -m pytest -q tests/python/test_opinfo.py || exit 1; done
+
+# AddressSanitizer + UndefinedBehaviorSanitizer: the core, autofuse-opt, the unit tests and the
+# extension built with them in their own tree (build/sanitize); the unit and lit tests run there,
+# then, with that extension and every kernel built with them too (AUTOFUSE_SANITIZE), the three
+# fuzzers (300 cases each), the OpInfo slice and a kernel over 2^31 elements (~9 GB). Python runs
+# with the ASan runtime preloaded. Any report (build/sanitize/reports) fails the target.
+SAN := build/sanitize
+SAN_ENV := ASAN_OPTIONS=detect_leaks=0:log_path=$(CURDIR)/$(SAN)/reports/asan \
+  UBSAN_OPTIONS=print_stacktrace=1:log_path=$(CURDIR)/$(SAN)/reports/ubsan
+SAN_TESTS := test_random_graphs.py test_random_reduce_graphs.py test_random_concat_graphs.py \
+  test_opinfo.py test_big_index.py test_sanitize.py
+sanitize: build
+	$(VENV)/bin/cmake -S . -B $(SAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DAUTOFUSE_SANITIZE=address,undefined -DAUTOFUSE_PYTHON_EXTENSION=ON \
+	  -DPython_EXECUTABLE=$(CURDIR)/$(PY) -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja >/dev/null
+	$(VENV)/bin/cmake --build $(SAN)
+	@rm -rf $(SAN)/reports && mkdir -p $(SAN)/reports
+	@rc=0; \
+	$(SAN_ENV) $(SAN)/autofuse_unit_tests --gtest_brief=1 || rc=1; \
+	$(SAN_ENV) PATH=$(CURDIR)/$(SAN):$$PATH $(VENV)/bin/lit -s tests/lit || rc=1; \
+	cd tests/python && $(SAN_ENV) AUTOFUSE_SANITIZE=address,undefined AUTOFUSE_FUZZ_CASES=300 \
+	  AUTOFUSE_BIG_TESTS=1 AUTOFUSE_TEST_EXTENSION=$$(ls $(CURDIR)/$(SAN)/_C*.so) \
+	  LD_PRELOAD=$$(g++ -print-file-name=libasan.so) $(CURDIR)/$(PY) -m pytest -q $(SAN_TESTS) || rc=1; \
+	cd $(CURDIR); if [ -n "$$(ls $(SAN)/reports)" ]; then cat $(SAN)/reports/*; \
+	  echo "make sanitize: the sanitizer reports above"; exit 1; fi; \
+	test $$rc = 0 && echo "make sanitize: no sanitizer reports, every test passed"
 
 demo: build
 	$(PY) examples/demo.py

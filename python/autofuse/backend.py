@@ -180,6 +180,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
             flags=settings["flags"],
             tuning_file=config.tuning_file(),
             isa=config.isa,
+            sanitize=config.sanitize,
             log=lambda line: logger.debug("%s: %s", name, line),
         )
     except (_C.CompileError, _C.ToolchainError) as e:
@@ -219,8 +220,9 @@ def _packed_weights(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) 
     packed weights (packed_linear.py): AOTAutograd's static inputs of the forward; in a backward
     graph the forward's static inputs it saved, which keep their forward names (`primals_3`).
     A training graph packs only the dtypes whose Library pays for a repack every step
-    (Library.in_training). Empty when packing is off or unavailable."""
-    if not config.pack_weights or not packed_linear.available():
+    (Library.in_training). Empty when packing is off or unavailable, or in a torch.distributed
+    process (packed_linear.sees_every_write)."""
+    if not config.pack_weights or not packed_linear.available() or not packed_linear.sees_every_write():
         return []
     ctx = torch._guards.TracingContext.try_get()
     static = list(getattr(getattr(ctx, "fw_metadata", None), "static_input_indices", None) or [])
@@ -253,6 +255,9 @@ def get_backend(config: Optional[CompilerConfig] = None) -> Callable:
     """A torch.compile backend with explicit options (TorchAir style)."""
     config = config or CompilerConfig()
     settings = config.fusion_settings()  # a bad AUTOFUSE_FLAGS fails here, before any compile
+    from . import _C
+
+    _C.parse_sanitize(config.sanitize)  # so does a bad AUTOFUSE_SANITIZE
     return aot_autograd(
         fw_compiler=functools.partial(compile_graph, config=config, tag="fw", settings=settings),
         bw_compiler=functools.partial(compile_graph, config=config, tag="bw", settings=settings),

@@ -38,6 +38,10 @@ class CompilerConfig:
       isa              AUTOFUSE_ISA         the kernels' vector ISA: avx512, avx2 or scalar, one
                                             the host runs ("" = the host's best); a way to test
                                             every kernel path on one machine.
+      sanitize         AUTOFUSE_SANITIZE    "address,undefined" (or one of them): kernels built
+                                            with those sanitizers (make sanitize); address needs
+                                            the ASan runtime preloaded, or graphs run eagerly
+                                            with a message saying so.
 
     Fusion settings (README "AUTOFUSE_FLAGS"). `autofuse_flags` is CANN AutoFuse's flag text,
     "--key=value;--key=value", by default the environment variable AUTOFUSE_FLAGS. The typed
@@ -74,6 +78,7 @@ class CompilerConfig:
     tune: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_TUNE", False))
     pack_weights: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_PACK_WEIGHTS", True))
     isa: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_ISA"))
+    sanitize: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_SANITIZE"))
     autofuse_flags: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_FLAGS"))
     enable_autofuse: Optional[bool] = None
     enable_passes: Optional[Union[str, Sequence[str]]] = None

@@ -207,11 +207,14 @@ std::shared_ptr<af::runtime::TuningTable> tuning_table(const std::string& path) 
 }
 
 /// Parses and compiles Graph IR text; `log` (a callable or None) receives the pipeline's lines;
-/// `isa` ("" = the host's best) picks the kernels' vector ISA, one the host runs.
+/// `isa` ("" = the host's best) picks the kernels' vector ISA, one the host runs; `sanitize`
+/// ("address,undefined") instruments the kernels.
 Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
                  const std::string& cxx, bool enable_fusion, nb::handle log,
-                 const std::string& flags, const std::string& tuning_file, const std::string& isa) {
+                 const std::string& flags, const std::string& tuning_file, const std::string& isa,
+                 const std::string& sanitize) {
   af::CompileOptions opts;
+  opts.sanitize = af::jit::Sanitizers::parse(sanitize);
   if (!isa.empty()) {
     if (!opts.target.supports_isa(isa))
       throw af::CompileError("autofuse: isa '" + isa +
@@ -385,11 +388,18 @@ NB_MODULE(_C, m) {
   m.def("compile", &compile, nb::arg("graph_text"), nb::arg("dump_dir") = "",
         nb::arg("cache_dir") = "", nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true,
         nb::arg("log") = nb::none(), nb::arg("flags") = "", nb::arg("tuning_file") = "",
-        nb::arg("isa") = "", nb::rv_policy::take_ownership,
+        nb::arg("isa") = "", nb::arg("sanitize") = "", nb::rv_policy::take_ownership,
         "Parses Graph IR text and compiles it with AUTOFUSE_FLAGS `flags`; with a `tuning_file` "
         "its kernels launch with measured tilings (runtime/tuning.h); `isa` (avx512, avx2, "
-        "scalar; \"\" = the host's best) picks the kernels' vector ISA. Raises CompileError, "
+        "scalar; \"\" = the host's best) picks the kernels' vector ISA; `sanitize` "
+        "(\"address,undefined\") builds them with those sanitizers. Raises CompileError, "
         "ToolchainError or FlagError.");
+  m.def(
+      "parse_sanitize",
+      [](const std::string& text) { return af::jit::Sanitizers::parse(text).to_string(); },
+      nb::arg("text"),
+      "AUTOFUSE_SANITIZE text (\"address,undefined\") in canonical form; raises FlagError on an "
+      "unknown sanitizer.");
   m.def("parse_flags", &parse_flags, nb::arg("text"), nb::arg("base") = "",
         nb::arg("source") = "AUTOFUSE_FLAGS",
         "AUTOFUSE_FLAGS text applied on top of `base` (flags text): a dict of the settings "

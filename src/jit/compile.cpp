@@ -250,11 +250,17 @@ void hash_keyed_headers(const std::vector<std::string>& dirs, Hasher128& h) {
   }
 }
 
+std::vector<std::string> build_flags(const CompileRequest& req) {
+  std::vector<std::string> flags = req.flags;
+  for (auto& f : req.sanitize.flags()) flags.push_back(std::move(f));
+  return flags;
+}
+
 std::vector<std::string> compile_command(const CompileRequest& req, const std::string& source_path,
                                          const std::string& output_path,
                                          const std::string& pch_dir) {
   std::vector<std::string> argv{req.cxx};
-  argv.insert(argv.end(), req.flags.begin(), req.flags.end());
+  for (auto& f : build_flags(req)) argv.push_back(std::move(f));
   if (!pch_dir.empty()) argv.push_back("-I" + pch_dir);
   for (const auto& d : req.include_dirs) argv.push_back("-I" + d);
   argv.insert(argv.end(), {"-shared", "-fPIC", "-o", output_path, source_path});
@@ -282,6 +288,8 @@ std::string cache_key(const CompileRequest& req) {
 
 std::shared_ptr<runtime::LoadedModule> compile_and_load(const CompileRequest& req,
                                                         CompileStats* stats) {
+  if (std::string problem = req.sanitize.load_problem(); !problem.empty())
+    throw ToolchainError("autofuse: " + problem);
   std::string dir = ensure_private_dir(req.cache_dir.empty() ? default_cache_dir() : req.cache_dir);
   std::string key = cache_key(req);
   std::string id = dir + "/" + key;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "jit/hash.h"
+#include "jit/sanitize.h"
 #include "jit/stats.h"
 
 namespace af::runtime {
@@ -26,7 +27,12 @@ struct CompileRequest {
   std::string tag;                        // kernel/graph name for messages and temp file names
   std::function<void(const std::string&)> log;  // receives log lines; may be empty
   bool pch = true;  // use a precompiled autofuse_cpu.h when the source starts with it (jit/pch.h)
+  Sanitizers sanitize;  // instrument the build (AUTOFUSE_SANITIZE); part of the command and key
 };
+
+/// The flags every compile of `req` gets (its own, then the sanitizers'); the PCH is built with
+/// the same.
+std::vector<std::string> build_flags(const CompileRequest& req);
 
 /// The cache key of a request (32 hex digits): FNV-1a-128 of the source, the compiler identity,
 /// the full compile command, the keyed headers, AUTOFUSE_VERSION and AF_ABI_VERSION. Runs
@@ -52,7 +58,8 @@ void hash_keyed_headers(const std::vector<std::string>& dirs, Hasher128& h);
 /// Returns the loaded module for `req`: from this process's memo, else from the verified disk
 /// cache, else compiled now (then published to the cache). Adds to *stats (may be null).
 /// Thread-safe; each cache entry is loaded at most once per process while someone holds it.
-/// Throws ToolchainError (missing compiler, compile error, unusable cache dir, load failure).
+/// Throws ToolchainError (missing compiler, compile error, unusable cache dir, load failure, a
+/// sanitizer build this process cannot load).
 std::shared_ptr<runtime::LoadedModule> compile_and_load(const CompileRequest& req,
                                                         CompileStats* stats);
 

@@ -275,7 +275,7 @@ void build_pch(const CompileRequest& req, const std::string& root, const std::st
   std::string gch = std::string(kPchHeader) + ".gch";
   // The kernel command's flags and -I order (PCH dir first), the header instead of the source.
   std::vector<std::string> argv{req.cxx};
-  argv.insert(argv.end(), req.flags.begin(), req.flags.end());
+  for (auto& f : build_flags(req)) argv.push_back(std::move(f));
   argv.push_back("-I" + tmp);
   for (const auto& d : req.include_dirs) argv.push_back("-I" + d);
   argv.insert(argv.end(),

@@ -132,6 +132,7 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   req.source = prog.source;
   req.cxx = opts.cxx;
   req.flags = codegen::cpu_compile_flags(opts.target);
+  req.sanitize = opts.sanitize;
   req.include_dirs = {AUTOFUSE_SOURCE_INCLUDE_DIR};
   req.libs = {"sleef"};
   req.cache_dir = opts.cache_dir;

@@ -11,6 +11,7 @@
 #include "fusion/can_fuse.h"      // FusionOptions
 #include "fusion/fused_graph.h"
 #include "graph/graph.h"
+#include "jit/sanitize.h"
 #include "jit/stats.h"  // CompileStats
 #include "schedule/target.h"
 
@@ -30,6 +31,7 @@ struct CompileOptions {
   /// The fusion settings (AUTOFUSE_FLAGS, parsed by pipeline/flags.h); passed to lower and fuse.
   fusion::FusionOptions fusion;
   schedule::Target target = schedule::Target::host_cpu();
+  jit::Sanitizers sanitize;  // instrument the kernels (AUTOFUSE_SANITIZE)
   /// Receives log lines ("cache hit k0 ...", "compiled in 0.31 s"); may be empty.
   std::function<void(const std::string&)> log;
 };

@@ -2,13 +2,23 @@
 
 The JIT cache goes to a temporary directory per test session (AUTOFUSE_CACHE_DIR, set before
 any CompilerConfig is made), and Dynamo's caches are reset around every test.
+AUTOFUSE_TEST_EXTENSION names another build of the extension (`make sanitize`'s, built with the
+sanitizers) to test in place of the installed one.
 """
 
+import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 
 import pytest
+
+if os.environ.get("AUTOFUSE_TEST_EXTENSION"):
+    # Imported before the package, whose `from . import _C` then finds it in sys.modules.
+    _spec = importlib.util.spec_from_file_location("autofuse._C", os.environ["AUTOFUSE_TEST_EXTENSION"])
+    sys.modules["autofuse._C"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["autofuse._C"])
 
 _SESSION_CACHE = tempfile.mkdtemp(prefix="autofuse-test-cache-")
 os.environ["AUTOFUSE_CACHE_DIR"] = _SESSION_CACHE

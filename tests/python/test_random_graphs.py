@@ -2,7 +2,7 @@
 
 Every case is a deterministic function of its seed: a random base shape, random inputs
 (shapes broadcastable to the base shape; contiguous, transposed, sliced with a step, expanded
-with stride 0, or an offset view; f32/f16/bf16/bool, 0-d tensors; a few NaN/inf/+-0 entries)
+with stride 0, or an offset view; f32/f16/bf16/bool, 0-d tensors; a few NaN/inf/+-0/subnormal/huge entries)
 and a random straight-line program over them (elementwise ops, broadcasts, Python scalars,
 casts, comparisons, where, sometimes an op autofuse leaves to ATen in the middle), returning
 its last value and some intermediates. The program is generated as Python source, so a failure
@@ -216,11 +216,13 @@ class Case:
 
     @staticmethod
     def _special(r, make, shape):
-        """Sometimes scales the values or plants NaN/inf/-inf/+-0 entries."""
+        """Sometimes scales the values or plants special entries: NaN, +-inf, +-0, subnormals,
+        huge magnitudes."""
         if r.random() < 0.3:
             make = f"({make} * {r.choice([0.1, 3.0, 20.0])})"
         if shape and r.random() < 0.25:
-            vals = r.sample(["float('nan')", "float('inf')", "float('-inf')", "0.0", "-0.0"], 2)
+            vals = r.sample(["float('nan')", "float('inf')", "float('-inf')", "0.0", "-0.0", "1e-40",
+                             "-1e-40", "3e38", "-3e38"], 2)
             make = f"_plant({make}, [{', '.join(vals)}])"
         return make
 

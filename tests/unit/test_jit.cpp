@@ -498,6 +498,9 @@ TEST_F(JitTest, KeyCoversSourceFlagsLibsAndHeaders) {
   other.libs.push_back("m");
   EXPECT_NE(cache_key(other), key);
   other = req;
+  other.sanitize = Sanitizers::parse("undefined");
+  EXPECT_NE(cache_key(other), key);
+  other = req;
   other.tag = "renamed";  // the tag is only for messages
   other.cache_dir = root_ + "/elsewhere";
   EXPECT_EQ(cache_key(other), key);
@@ -518,6 +521,24 @@ TEST_F(JitTest, KeyCoversSourceFlagsLibsAndHeaders) {
   EXPECT_NE(with_helper, edited);
   std::ofstream(inc + "/unrelated.h") << "/* not keyed */\n";
   EXPECT_EQ(cache_key(other), with_helper);
+}
+
+TEST(JitSanitize, ParsesNamesAndGivesFlags) {
+  EXPECT_TRUE(Sanitizers::parse("").empty());
+  EXPECT_TRUE(Sanitizers().flags().empty());
+  Sanitizers both = Sanitizers::parse("undefined,address");
+  EXPECT_EQ(both.to_string(), "address,undefined");
+  EXPECT_TRUE(both.has(Sanitizer::Address) && both.has(Sanitizer::Undefined));
+  EXPECT_EQ(both.flags().front(), "-fsanitize=address,undefined");
+  EXPECT_EQ(Sanitizers::parse("undefined").to_string(), "undefined");
+  EXPECT_EQ(Sanitizers::parse("undefined").load_problem(), "");  // its runtime loads late
+  try {
+    Sanitizers::parse("address,thread");
+    FAIL() << "no FlagError";
+  } catch (const af::FlagError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "AUTOFUSE_SANITIZE: unknown sanitizer 'thread' (known: address, undefined)");
+  }
 }
 
 TEST(JitHash, MatchesPublishedFnv1a128) {

@@ -254,7 +254,8 @@ AF_INLINE af_vf af_expm1(af_vf a) {
 AF_INLINE af_vf af_log(af_vf a) {
   return {Sleef_logf16_u10avx512f(a.v)};
 }
-AF_INLINE af_vf af_log1p(af_vf a) {
+/* SLEEF's log1p; autofuse_cpu_math.h's af_log1p mends its range cut. */
+AF_INLINE af_vf af_log1p_sleef_(af_vf a) {
   return {Sleef_log1pf16_u10avx512f(a.v)};
 }
 /* a * b + c with one rounding. */

@@ -1,4 +1,4 @@
-/* Transcendental functions of autofuse_cpu.h written once over the ISA layer's primitives
+/* Transcendental functions of autofuse_cpu.h written once (or mended once) over the ISA layer's primitives
  * (af_fma_, af_exp, af_div, af_select_, the sign-bit operations), so the AVX-512, AVX2 and scalar
  * layers share one definition and no call leaves the kernel's loop body.
  *
@@ -59,6 +59,12 @@ AF_INLINE af_vf af_erf(af_vf x) {
   const af_vf erfc = af_mul(af_exp(af_bits_xor_(af_splat(-0.0f), af_mul(a, a))), af_horner_(u, kQ));
   const af_vf large = af_sub(af_splat(1.0f), erfc);
   return af_bits_or_(sign, af_select_(af_lt(ax, af_splat(1.0f)), small, large));
+}
+
+/* log1p: SLEEF's (1 ULP), except that SLEEF 3.5 returns +inf above 1e38 (a range cut in its
+ * log1pf); there log1p(x) rounds to log(x) (any x > 2^24 does). */
+AF_INLINE af_vf af_log1p(af_vf x) {
+  return af_select_(af_gt(x, af_splat(1e38f)), af_log(x), af_log1p_sleef_(x));
 }
 
 #endif /* AUTOFUSE_CPU_MATH_H */
