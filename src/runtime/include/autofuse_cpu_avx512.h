@@ -78,12 +78,19 @@ AF_INLINE __m512i af_bf16_lanes_(af_vf v) {
   __mmask16 nan = _mm512_cmp_ps_mask(v.v, v.v, _CMP_UNORD_Q);
   return _mm512_mask_blend_epi32(nan, r, _mm512_set1_epi32(0x7fc0));
 }
-/* The bf16 bits of each lane. With AVX512_BF16 one instruction rounds to nearest even; it keeps
- * a NaN's sign and payload (quieted) and flushes f32 denormals (|v| < 2^-126) to zero, where
- * c10::BFloat16 gives 0x7fc0 and a bf16 denormal: the same values within any tolerance. */
+/* The bf16 bits of each lane. With AVX512_BF16 one instruction rounds to nearest even and keeps
+ * a NaN's sign and payload (quieted; c10::BFloat16 gives 0x7fc0, the same NaN to every test), but
+ * it flushes f32 denormals (0 < |v| < 2^-126) to zero: those lanes, rare, take the integer
+ * rounding, which keeps them as c10::BFloat16 does (x / (x + x) is 0.5, not NaN, for a tiny x). */
 AF_INLINE __m256i af_bf16_bits_(af_vf v) {
 #if defined(__AVX512BF16__)
-  return (__m256i)_mm512_cvtneps_pbh(v.v);
+  __m256i bits = (__m256i)_mm512_cvtneps_pbh(v.v);
+  const __m512 a = _mm512_abs_ps(v.v);
+  const __mmask16 tiny =
+      _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(a, _mm512_set1_ps(0x1p-126f), _CMP_LT_OQ), a,
+                              _mm512_setzero_ps(), _CMP_NEQ_OQ);
+  if (tiny) bits = _mm256_mask_blend_epi16(tiny, bits, _mm512_cvtepi32_epi16(af_bf16_lanes_(v)));
+  return bits;
 #else
   return _mm512_cvtepi32_epi16(af_bf16_lanes_(v));
 #endif
