@@ -59,8 +59,8 @@ std::vector<std::string> Sanitizers::flags() const {
 std::string Sanitizers::load_problem() const {
   if (has(Sanitizer::Address) && dlsym(RTLD_DEFAULT, "__asan_init") == nullptr)
     return "AUTOFUSE_SANITIZE=address: the AddressSanitizer runtime is not loaded in this process; "
-           "run it with LD_PRELOAD=$(g++ -print-file-name=libasan.so) (and "
-           "ASAN_OPTIONS=detect_leaks=0 for Python)";
+           "run it with LD_PRELOAD=\"$(g++ -print-file-name=libasan.so) "
+           "$(g++ -print-file-name=libstdc++.so)\" (and ASAN_OPTIONS=detect_leaks=0 for Python)";
   return "";
 }
 

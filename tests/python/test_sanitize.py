@@ -63,10 +63,11 @@ _OUT_OF_BOUNDS = textwrap.dedent(
 
 
 def test_address_sanitizer_reports_an_out_of_bounds_kernel_read(tmp_path):
-    asan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
-    if not os.path.isabs(asan) or not os.path.exists(asan):
+    libs = [subprocess.run(["g++", f"-print-file-name={lib}"], capture_output=True, text=True).stdout.strip()
+            for lib in ("libasan.so", "libstdc++.so")]  # libstdc++ too: ASan's __cxa_throw needs it
+    if not all(os.path.isabs(p) and os.path.exists(p) for p in libs):
         pytest.skip("g++ has no libasan.so here")
-    env = dict(os.environ, LD_PRELOAD=asan, ASAN_OPTIONS=f"detect_leaks=0:log_path={tmp_path}/asan")
+    env = dict(os.environ, LD_PRELOAD=" ".join(libs), ASAN_OPTIONS=f"detect_leaks=0:log_path={tmp_path}/asan")
     env.pop("AUTOFUSE_TEST_EXTENSION", None)  # the installed extension, without ASan itself
     script = f"CACHE = {str(tmp_path / 'cache')!r}\n" + _OUT_OF_BOUNDS
     run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
