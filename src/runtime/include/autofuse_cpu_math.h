@@ -1,6 +1,6 @@
-/* Transcendental functions of autofuse_cpu.h written once (or mended once) over the ISA layer's primitives
- * (af_fma_, af_exp, af_div, af_select_, the sign-bit operations), so the AVX-512, AVX2 and scalar
- * layers share one definition and no call leaves the kernel's loop body.
+/* Transcendental functions of autofuse_cpu.h written (or mended) once over the ISA layer's
+ * primitives (af_fma_, af_exp, af_div, af_select_, the sign-bit operations), so the AVX-512, AVX2
+ * and scalar layers share one definition and no call leaves the kernel's loop body.
  *
  * Why not SLEEF here: SLEEF 3.5's 1.0-ULP tanhf/erff evaluate in double-float arithmetic and
  * cost 30-55 ns per 16-lane vector (2.0 and 2.8 ns per element on one core), 3-5x eager's
