@@ -13,7 +13,7 @@ SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -n
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all deps build test test-unit test-lit test-python test-models fuzz opinfo sanitize demo bench-smoke \
+.PHONY: all deps build test test-unit test-lit test-python test-wheel test-models fuzz opinfo sanitize demo bench-smoke \
   bench-ops bench-dynamic bench-tuning bench-models format clean
 
 all: build
@@ -54,6 +54,11 @@ test-python: build
 	$(PY) -m pytest -q tests/python
 
 test: test-unit test-lit test-python
+
+# The wheel: `pip wheel .`, installed into a fresh venv, compiles and runs kernels from outside
+# the repository with an empty cache (tests/package; .ci/run runs it after `make test`).
+test-wheel: build
+	$(PY) -m pytest -q tests/package
 
 # Every Hugging Face model class of tests/python/test_dynamic_models.py under dynamic=True, in
 # fp32 and bf16 inference and training (`make test` runs a few of them). About 3.5 minutes.

@@ -157,8 +157,8 @@ def run(name: str, model: nn.Module, x, repeats: int, out_dir: str) -> None:
         med, fastest = medians_ms({"eager": model, "autofuse": compiled}, x, repeats)
 
     print()
-    print(f"generated kernels: {report.num_kernels}, replacing {report.fused_ops} eager ops "
-          f"({report.total_ops - report.fused_ops} of {report.total_ops} ops left to ATen)")
+    print(f"generated kernels: {report.num_kernels}, replacing {report.fused_compute_ops} eager ops "
+          f"({report.compute_ops - report.fused_compute_ops} of {report.compute_ops} computing ops left to ATen)")
     for path in pictures(report):
         print(f"picture of the fused graph: {path}")
     print(f"max abs error vs eager: {err:.3g} (torch.testing.assert_close passed)")

@@ -19,7 +19,7 @@ from .backend import (
 )
 from .config import CompilerConfig
 from .explain import ExplainReport, explain
-from .log import configure_from_env, logger
+from .log import configure as _configure_logging, logger
 
 __all__ = [
     "CompilerConfig",
@@ -67,5 +67,5 @@ def _register_without_entry_point() -> None:
         pass
 
 
-configure_from_env()
+_configure_logging()
 _register_without_entry_point()

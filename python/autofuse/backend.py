@@ -18,6 +18,7 @@ import functools
 import itertools
 import os
 import time
+import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set
 
 import torch
@@ -30,8 +31,9 @@ from . import aten_table, bias_epilogue, constant_folding, decompositions, packe
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
+from .ir_nodes import is_alias
 from .ir_nodes import DTYPES_BY_NAME
-from .log import configure_from_env, logger
+from .log import configure as configure_logging, logger
 
 
 @dataclasses.dataclass
@@ -51,7 +53,19 @@ class GraphRecord:
     cxx_compiles: int = 0
     cache_hits: int = 0
     translation: Optional[Translation] = None
-    runner: Optional[Callable] = None  # the Executor (None when the graph runs eagerly)
+    program: Any = None  # the compiled _C.Program: its fused graph and loaded kernels
+    _runner: Optional["weakref.ref"] = dataclasses.field(default=None, repr=False)
+
+    @property
+    def runner(self) -> Optional[Callable]:
+        """The Executor while torch keeps the compiled graph (None when the graph runs eagerly
+        or torch has dropped it): a record never keeps the executor's buffers or packed weights
+        alive (the program, kept, holds only code)."""
+        return self._runner() if self._runner is not None else None
+
+    @runner.setter
+    def runner(self, value: Optional[Callable]) -> None:
+        self._runner = weakref.ref(value) if value is not None else None
 
 
 _records: "collections.deque[GraphRecord]" = collections.deque(maxlen=256)
@@ -141,7 +155,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
 
 def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: CompilerConfig, tag: str,
                    settings: Optional[Dict[str, Any]]) -> Callable:
-    configure_from_env()
+    configure_logging()
     n = next(_counter)
     name = f"g{n}" if tag != "bw" else f"g{n}_bw"
     rec = GraphRecord(name=name, tag=tag, fx_code=gm.code)
@@ -164,7 +178,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     rec.graph_text = tr.text
     rec.fx_ops = tr.fx_ops
     if tr.fusible == 0:
-        return _fallback(rec, gm, "no fusible ops", False)
+        return _fallback(rec, gm, no_fusion_reason(tr), False)
 
     from . import _C
 
@@ -192,6 +206,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     after = _C.stats()
     rec.cxx_compiles = after["cxx_compiles"] - before["cxx_compiles"]
     rec.cache_hits = after["cache_hits"] - before["cache_hits"]
+    rec.program = program
     rec.fused_text = program.fused_text()
     rec.steps = program.steps()
     rec.num_kernels = program.num_kernels()
@@ -251,6 +266,20 @@ def fused_op_count(rec: GraphRecord) -> int:
     return count
 
 
+def no_fusion_reason(tr: Translation) -> str:
+    """Why a graph has no fusible op: the frontend's reasons for its ops (most frequent first,
+    at most three), e.g. "no fusible ops (3 ops: sin on f64 is not supported by generated
+    kernels; ...)"."""
+    reasons = collections.Counter(n.reason for n in tr.nodes if n.kind == "opaque" and n.fx is not None
+                                  and n.fx.op == "call_function" and n.reason and not is_alias(n.fx))
+    if not reasons:
+        return "no fusible ops (the graph computes nothing: views and aliases only)"
+    parts = [f"{why} (x{k})" if k > 1 else why for why, k in reasons.most_common(3)]
+    more, count = len(reasons) - 3, sum(reasons.values())
+    return (f"no fusible ops ({count} op{'s' if count != 1 else ''}: {'; '.join(parts)}"
+            f"{f'; {more} more' if more > 0 else ''})")
+
+
 def get_backend(config: Optional[CompilerConfig] = None) -> Callable:
     """A torch.compile backend with explicit options (TorchAir style)."""
     config = config or CompilerConfig()
@@ -270,6 +299,8 @@ def get_backend(config: Optional[CompilerConfig] = None) -> Callable:
     )
 
 
-def autofuse_backend(gm: torch.fx.GraphModule, example_inputs: List[Any]) -> Callable:
-    """The `backend="autofuse"` entry point: options from the environment (CompilerConfig())."""
-    return get_backend(CompilerConfig())(gm, example_inputs)
+def autofuse_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], mode: Optional[str] = None,
+                     options: Optional[Dict[str, Any]] = None) -> Callable:
+    """The `backend="autofuse"` entry point: options from the environment, then torch.compile's
+    `mode=` and `options=` (CompilerConfig.from_compile_args)."""
+    return get_backend(CompilerConfig.from_compile_args(mode, options))(gm, example_inputs)

@@ -138,3 +138,30 @@ class CompilerConfig:
     def replace(self, **changes) -> "CompilerConfig":
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_compile_args(cls, mode: Optional[str] = None, options: Optional[Dict[str, Any]] = None
+                          ) -> "CompilerConfig":
+        """The config for `torch.compile(..., backend="autofuse", mode=..., options=...)`: the
+        environment's defaults, then the mode's fields (MODES), then `options` (CompilerConfig
+        fields by name). Raises ValueError naming the valid modes or fields."""
+        mode = mode or "default"
+        if mode not in MODES:
+            raise ValueError(f"autofuse: unknown mode {mode!r}; valid modes: {', '.join(MODES)}")
+        fields = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(options or {}) - set(fields))
+        if unknown:
+            raise ValueError(f"autofuse: unknown option(s) {', '.join(map(repr, unknown))}; valid options "
+                             f"(CompilerConfig fields): {', '.join(fields)}")
+        return cls(**dict(MODES[mode], **(options or {})))
+
+
+# torch.compile's modes as CompilerConfig fields. No CUDA graphs on a CPU: "reduce-overhead"
+# is the default (the executor already runs each graph as one printed function) and the
+# "-no-cudagraphs" variant means what plain "max-autotune" does: measured tuning.
+MODES: Dict[str, Dict[str, Any]] = {
+    "default": {},
+    "reduce-overhead": {},
+    "max-autotune": {"tune": True},
+    "max-autotune-no-cudagraphs": {"tune": True},
+}

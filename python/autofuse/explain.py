@@ -1,11 +1,14 @@
 """autofuse.explain(fn, *inputs): compile and run `fn` with autofuse and report what was fused.
 
-The report lists, per compiled graph, each kernel with the ATen ops (FX node targets) and Graph
-IR ops it holds, the bytes it reads and writes against what eager moves for the same ops, its
-TilingCases; every ATen op left to ATen with its reason; every fusion the policy declined with
-its reason; and the counts (kernels, ATen ops replaced). With a picture directory (the config's
-dump_dir / AUTOFUSE_DUMP, or `picture_dir=`) it also draws each fused graph there:
-`<graph>.fused.dot`, rendered to `.svg` and `.png` by Graphviz `dot`.
+The report lists, per compiled graph (forward and backward when fn's output requires grad),
+each kernel with the ATen ops (FX node targets) and Graph IR ops it holds, the modules and
+source lines they come from, the bytes it reads and writes against what eager moves for the
+same ops, its TilingCases; every ATen op left to ATen with its reason; every fusion the policy
+declined with its reason; and the counts (kernels, computing ATen ops replaced: views, aliases
+and tuple indexing compute nothing and are not counted). With a picture directory (the config's
+dump_dir / AUTOFUSE_DUMP, or `picture_dir=`) it also draws each fused graph there, rendered to
+`.svg` and `.png` by Graphviz `dot`: `<graph>.overview.*` with every kernel one node (its ops in
+the SVG tooltip) and `<graph>.fused.*` with every kernel a cluster of its ops.
 
 Bytes are counted at the size hints, as the C++ DOT printer counts them (fusion/dot.h): a kernel
 reads its distinct inputs and writes its outputs; unfused, each op reads its distinct operands
@@ -29,7 +32,7 @@ import torch
 from .backend import GraphRecord, collect_records, fused_op_count, get_backend
 from .config import CompilerConfig
 from .fx_to_graph import Translation
-from .ir_nodes import GNode
+from .ir_nodes import GNode, is_alias
 from .log import logger
 
 # Seconds one `dot` run may take before explain gives up on the picture.
@@ -49,6 +52,7 @@ class KernelReport:
     bytes_written: int = 0  # its outputs
     unfused_bytes: int = 0  # what eager moves for the same ops
     tiling_cases: List[str] = dataclasses.field(default_factory=list)  # index = tiling_key
+    origins: List[str] = dataclasses.field(default_factory=list)  # modules its ops come from (node_origin)
 
     @property
     def saved_bytes(self) -> int:
@@ -85,7 +89,10 @@ class GraphReport:
     fused_ops: int
     fallback: str
     rejected: List[RejectedFusion] = dataclasses.field(default_factory=list)
+    compute_ops: int = 0  # ATen ops that compute (fx_ops less views, aliases and getitem)
+    fused_compute_ops: int = 0  # of those, the ones kernels compute
     dot: str = ""  # the FusedGraph as Graphviz DOT ("" when the graph runs eagerly)
+    overview_dot: str = ""  # the same with every kernel one node (readable for a whole model)
     pictures: Dict[str, str] = dataclasses.field(default_factory=dict)  # "dot"/"svg"/"png" -> path
 
     @property
@@ -113,10 +120,21 @@ class ExplainReport:
     def total_ops(self) -> int:
         return sum(g.fx_ops for g in self.graphs)
 
+    @property
+    def compute_ops(self) -> int:
+        """ATen ops that compute something (not views, aliases or tuple indexing)."""
+        return sum(g.compute_ops for g in self.graphs)
+
+    @property
+    def fused_compute_ops(self) -> int:
+        return sum(g.fused_compute_ops for g in self.graphs)
+
     def __str__(self) -> str:
+        tags = ", ".join(f"{g.name} ({g.tag})" for g in self.graphs)
         lines = [
-            f"autofuse explain: {len(self.graphs)} graph(s), {self.num_kernels} kernel(s), "
-            f"{self.fused_ops} of {self.total_ops} ATen ops replaced by kernels"
+            f"autofuse explain: {len(self.graphs)} graph(s) [{tags}], {self.num_kernels} kernel(s), "
+            f"{self.fused_compute_ops} of {self.compute_ops} computing ATen ops replaced by kernels "
+            f"(views and aliases not counted)"
         ]
         for g in self.graphs:
             lines.extend(_graph_lines(g))
@@ -136,7 +154,8 @@ def human_bytes(n: int) -> str:
 
 
 def _graph_lines(g: GraphReport) -> List[str]:
-    head = f"graph {g.name} ({g.tag}): {len(g.kernels)} kernel(s), {g.fused_ops}/{g.fx_ops} ATen ops fused"
+    head = (f"graph {g.name} ({g.tag}): {len(g.kernels)} kernel(s), {g.fused_compute_ops}/{g.compute_ops} "
+            f"computing ATen ops fused")
     lines = [head + (f" -- runs eagerly: {g.fallback}" if g.fallback else "")]
     if g.kernels:
         rows = [("kernel", "ops", "read", "written", "unfused", "saved", "tiling cases")]
@@ -155,6 +174,8 @@ def _graph_lines(g: GraphReport) -> List[str]:
         if k.extra:
             ops += (" " if ops else "") + f"(+ {', '.join(k.extra)})"
         lines.append(f"  kernel {k.name}: {ops}")
+        if k.origins:
+            lines.append(f"    from: {'; '.join(k.origins)}")
         lines.append(f"    Graph IR: {', '.join(f'{kind} %{name}' for kind, name in k.ops)}")
     if g.absorbed:
         ops = ", ".join(f"{op} (%{node})" for op, node in g.absorbed)
@@ -166,8 +187,8 @@ def _graph_lines(g: GraphReport) -> List[str]:
         lines.append("  rejected fusions:")
         lines.extend(f"    {r}" for r in g.rejected)
     if g.pictures:
-        files = [g.pictures[k] for k in ("svg", "png", "dot") if k in g.pictures]
-        lines.append("  picture: " + ", ".join(files))
+        files = [g.pictures[k] for k in ("overview svg", "svg", "png", "dot") if k in g.pictures]
+        lines.append("  pictures: " + ", ".join(files))
     return lines
 
 
@@ -236,6 +257,35 @@ def kernel_bytes(tr: Translation, hints: Dict[str, int], ops: Sequence[str], inp
 # The report ----------------------------------------------------------------------------------
 
 
+def node_origin(fx: torch.fx.Node) -> str:
+    """Where an FX node came from in the user's model: the innermost module's path and class
+    (`layers.0.mlp (LlamaMLP)`) and, when Dynamo recorded it, the source line
+    (`modeling_llama.py:158`); "" when the node carries neither."""
+    parts = []
+    stack = fx.meta.get("nn_module_stack") or {}
+    if stack:
+        path, cls = list(stack.values())[-1]
+        path = re.sub(r"^L\['[^']*'\]\.?", "", path)
+        path = re.sub(r"\._modules\['([^']*)'\]", r".\1", path).lstrip(".")
+        parts.append(f"{path or 'the model'} ({getattr(cls, '__name__', cls)})")
+    trace = [ln.strip() for ln in (fx.meta.get("stack_trace") or "").splitlines() if ln.strip().startswith("File ")]
+    m = re.match(r'File "([^"]+)", line (\d+)', trace[-1]) if trace else None
+    if m:
+        parts.append(f"{os.path.basename(m.group(1))}:{m.group(2)}")
+    return " ".join(parts)
+
+
+def compute_op_counts(rec: GraphRecord) -> Tuple[int, int]:
+    """(ATen ops of the graph that compute, how many of them kernels compute)."""
+    tr = rec.translation
+    if tr is None:
+        return 0, 0
+    computing = [n for n in tr.nodes if n.fx is not None and n.fx.op == "call_function" and not is_alias(n.fx)]
+    in_kernels = {o for kind, _name, ops, *_ in rec.steps if kind == "kernel" for o in ops}
+    return len({n.fx for n in computing}), len({n.fx for n in computing if n.name in in_kernels})
+
+
+
 def graph_report(rec: GraphRecord) -> GraphReport:
     """The report of one graph record."""
     tr = rec.translation
@@ -247,8 +297,9 @@ def graph_report(rec: GraphRecord) -> GraphReport:
                 if n.fx is not None and n.fx.op == "call_function":
                     # The graph's fallback reason is printed once, in the header.
                     left.append((n.origin, n.name, n.reason or "the graph runs eagerly"))
-        return GraphReport(rec.name, rec.tag, [], left, [], rec.fx_ops, 0, rec.fallback)
-    program = getattr(rec.runner, "program", None)
+        return GraphReport(rec.name, rec.tag, [], left, [], rec.fx_ops, 0, rec.fallback,
+                           compute_ops=compute_op_counts(rec)[0])
+    program = rec.program
     cases = program.kernel_cases() if program is not None else []
     hints = graph_hints(rec.graph_text)
     in_kernel = set()
@@ -258,9 +309,11 @@ def graph_report(rec: GraphRecord) -> GraphReport:
             aten = [n.origin for n in nodes if n.fx is not None]
             extra = [f"{n.kind} %{n.name}" for n in nodes if n.fx is None]
             read, written, unfused = kernel_bytes(tr, hints, ops, ins, outs)
+            origins = [node_origin(n.fx) for n in nodes if n.fx is not None]
             kernels.append(KernelReport(
                 name, aten, [n.name for n in nodes], extra, [(n.kind, n.name) for n in nodes],
                 read, written, unfused, list(cases[k]) if 0 <= k < len(cases) else [],
+                list(dict.fromkeys(o for o in origins if o)),
             ))
             in_kernel.update(n.name for n in nodes)
             continue
@@ -275,19 +328,21 @@ def graph_report(rec: GraphRecord) -> GraphReport:
     rejected = [RejectedFusion(*r) for r in program.rejected()] if program is not None else []
     return GraphReport(
         rec.name, rec.tag, kernels, left, list(tr.absorbed), rec.fx_ops, fused_op_count(rec), rec.fallback,
-        rejected, program.fused_dot() if program is not None else "",
+        rejected, *compute_op_counts(rec), dot=program.fused_dot() if program is not None else "",
+        overview_dot=program.fused_dot(overview=True) if program is not None else "",
     )
 
 
 # The picture ---------------------------------------------------------------------------------
 
 
-def write_picture(name: str, dot_text: str, directory: str) -> Dict[str, str]:
-    """Writes `<name>.fused.dot` into `directory` and renders it with Graphviz `dot` to `.svg`
-    and `.png`. Returns the paths written by format. Without `dot` on PATH, or when it fails or
-    times out, logs a warning and returns only the DOT file: a picture never fails the report."""
+def write_picture(name: str, dot_text: str, directory: str, kind: str = "fused") -> Dict[str, str]:
+    """Writes `<name>.<kind>.dot` into `directory` and renders it with Graphviz `dot` to `.svg`
+    (tooltips show each node's IR) and `.png`. Returns the paths written by format. Without
+    `dot` on PATH, or when it fails or times out, logs a warning and returns only the DOT file:
+    a picture never fails the report."""
     os.makedirs(directory, exist_ok=True)
-    base = os.path.join(directory, f"{name}.fused")
+    base = os.path.join(directory, f"{name}.{kind}")
     with open(base + ".dot", "w") as f:
         f.write(dot_text)
     written = {"dot": base + ".dot"}
@@ -321,25 +376,58 @@ def explain(
     config: Optional[CompilerConfig] = None,
     print_report: bool = False,
     picture_dir: Optional[str] = None,
+    backward: Optional[bool] = None,
     **kwargs: Any,
 ) -> ExplainReport:
     """Compiles `fn` with autofuse, runs it on `inputs` and reports what was fused.
 
     The report's `output` holds fn's result. Compilation goes through Dynamo, so a function
     compiled before with the same backend object is not recompiled; explain uses a new backend
-    every call. Pictures of the fused graphs go to `picture_dir`, else to the config's dump_dir
-    (AUTOFUSE_DUMP); with neither none are drawn.
+    every call. When the output requires grad (a training step; `backward=` forces it either
+    way) explain also runs a backward of it, so the report holds the backward graphs too; the
+    gradients of fn's parameters and inputs are left as they were. Pictures of the fused graphs
+    go to `picture_dir`, else to the config's dump_dir (AUTOFUSE_DUMP); with neither none are
+    drawn.
     """
     config = config or CompilerConfig()
     compiled = torch.compile(fn, backend=get_backend(config))
     with collect_records() as records:
         out = compiled(*inputs, **kwargs)
+        grads = [t for t in _tensors(out) if t.requires_grad]
+        if grads if backward is None else backward:
+            _backward_keeping_grads(grads, fn, inputs)
     report = ExplainReport([graph_report(r) for r in records], out)
     directory = picture_dir or config.dump_dir
     if directory:
         for g in report.graphs:
             if g.dot:
                 g.pictures = write_picture(g.name, g.dot, directory)
+                overview = write_picture(g.name, g.overview_dot, directory, "overview")
+                g.pictures.update({f"overview {k}": v for k, v in overview.items()})
     if print_report:
         print(report)
     return report
+
+
+def _tensors(value: Any) -> List[torch.Tensor]:
+    """The tensors in a (nested) output: tensors, lists, tuples, dicts (a ModelOutput is one)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def _backward_keeping_grads(outputs: List[torch.Tensor], fn: Callable, inputs: Sequence[Any]) -> None:
+    """Backward of `outputs` (all-ones gradients) that leaves every `.grad` of fn's parameters
+    and of the input tensors as it found it."""
+    if not outputs:
+        raise ValueError("explain(backward=True): no output of fn requires grad")
+    leaves = list(fn.parameters()) if isinstance(fn, torch.nn.Module) else []
+    leaves += [t for t in _tensors(list(inputs)) if t.requires_grad and t.is_leaf]
+    saved = [t.grad for t in leaves]
+    torch.autograd.backward(outputs, [torch.ones_like(t) for t in outputs])
+    for t, g in zip(leaves, saved):
+        t.grad = g

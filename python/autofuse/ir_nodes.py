@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -88,6 +89,15 @@ class GNode:
     origin: str = ""  # the ATen op (FX target) it comes from, for explain
     reason: str = ""  # why the frontend left it to ATen (kind "opaque")
     run_into: Optional[Callable[[list, Any], Any]] = None  # (env, out) -> the value, in `out`
+
+
+def is_alias(fx: torch.fx.Node) -> bool:
+    """Whether an FX call computes nothing: tuple indexing, or an ATen op whose schema returns
+    an alias of an input without writing it (view, reshape, permute, expand, t, alias, ...)."""
+    if fx.target is operator.getitem:
+        return True
+    schema = getattr(fx.target, "_schema", None)
+    return schema is not None and not schema.is_mutable and any(r.alias_info is not None for r in schema.returns)
 
 
 def target_name(target: Any) -> str:

@@ -1,8 +1,13 @@
-"""Logging for autofuse: the "autofuse" logger, configured from AUTOFUSE_LOG.
+"""Logging for autofuse: the "autofuse" logger, set up the way PyTorch sets up its own.
 
-AUTOFUSE_LOG=info shows compile times, kernel counts and fallbacks; =debug adds the pipeline's
-own lines (cache hits and misses, compiler commands). Without it only warnings (fallbacks to
-eager) reach stderr, through Python's last-resort handler.
+It is registered with torch's logging, so `TORCH_LOGS="+autofuse"` (debug) or `"autofuse"`
+(info) and `torch._logging.set_logs(modules={"autofuse": logging.DEBUG})` control it, and it
+carries torch's stderr handler and format, so `logging.getLogger("autofuse").setLevel(logging.DEBUG)`
+alone shows its lines. Like torch's loggers it does not propagate to the root logger (no line
+printed twice under `logging.basicConfig`). AUTOFUSE_LOG=info|debug sets its level from the
+environment: info shows compile times, kernel counts and fallbacks; debug adds the pipeline's
+own lines (cache hits and misses, compiler commands). By default only warnings (a graph that
+runs eagerly, and why) are shown.
 """
 
 from __future__ import annotations
@@ -13,13 +18,37 @@ import os
 logger = logging.getLogger("autofuse")
 
 
-def configure_from_env() -> None:
-    """Adds a stderr handler at the level AUTOFUSE_LOG names (once)."""
-    level = os.environ.get("AUTOFUSE_LOG", "").strip().upper()
-    if not level or getattr(configure_from_env, "_done", False):
+def _attach_torch_handler() -> bool:
+    """Registers the logger with torch's logging and gives it torch's handler (once); False
+    when this torch's logging internals differ (then a plain stderr handler is used)."""
+    try:
+        from torch._logging import _internal as tlog
+
+        if not tlog.log_registry.is_log(logger.name):
+            tlog.register_log(logger.name, logger.name)
+        if not any(tlog._is_torch_handler(h) for h in logger.handlers):
+            tlog._setup_handlers(logging.StreamHandler, logger)
+        levels = dict(tlog.log_state.get_log_level_pairs())
+    except (ImportError, AttributeError, TypeError):
+        return False
+    if logger.name in levels:  # TORCH_LOGS or set_logs named it
+        logger.setLevel(levels[logger.name])
+    return True
+
+
+def configure() -> None:
+    """Sets the logger up (once per process): torch's handler, no propagation, the level
+    AUTOFUSE_LOG names (else what TORCH_LOGS set, else WARNING unless the user set one)."""
+    if getattr(configure, "_done", False):
         return
-    configure_from_env._done = True  # type: ignore[attr-defined]
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("[autofuse] %(levelname)s %(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(getattr(logging, level, logging.INFO))
+    configure._done = True  # type: ignore[attr-defined]
+    if not _attach_torch_handler() and not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("[autofuse] %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+    logger.propagate = False
+    level = os.environ.get("AUTOFUSE_LOG", "").strip().upper()
+    if level:
+        logger.setLevel(getattr(logging, level, logging.INFO))
+    elif logger.level == logging.NOTSET:
+        logger.setLevel(logging.WARNING)

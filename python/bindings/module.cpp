@@ -22,9 +22,12 @@
 #include "graph/printer.h"
 #include "graph/verifier.h"
 #include "jit/cache.h"
+#include "jit/runtime_headers.h"
+#include "jit/toolchain_check.h"
 #include "pipeline/flags.h"
 #include "pipeline/pipeline.h"
 #include "runtime/launch.h"
+#include "runtime/openmp_team.h"
 #include "runtime/tuning.h"
 #include "support/error.h"
 
@@ -332,8 +335,13 @@ NB_MODULE(_C, m) {
           "fused_text", [](const Program& p) { return af::fusion::print(p.prog.fused); },
           "The FusedGraph as text.")
       .def(
-          "fused_dot", [](const Program& p) { return af::fusion::print_dot(p.prog.fused); },
-          "The FusedGraph as Graphviz DOT (fusion/dot.h).")
+          "fused_dot",
+          [](const Program& p, bool overview) {
+            return af::fusion::print_dot(p.prog.fused, overview ? af::fusion::DotDetail::Overview
+                                                                : af::fusion::DotDetail::Full);
+          },
+          nb::arg("overview") = false,
+          "The FusedGraph as Graphviz DOT (fusion/dot.h); overview: one node per kernel.")
       .def(
           "kernel_cases",
           [](const Program& p) {
@@ -415,6 +423,25 @@ NB_MODULE(_C, m) {
       },
       nb::arg("cache_dir") = "",
       "The tuning table's path in JIT cache dir `cache_dir` (\"\" = the default), created 0700.");
+  m.def(
+      "check_toolchain",
+      [](const std::string& cxx, const std::string& cache_dir) {
+        std::vector<std::tuple<std::string, bool, std::string, std::string>> out;
+        for (const auto& f : af::jit::check_toolchain(cxx, cache_dir))
+          out.emplace_back(f.what, f.ok, f.found, f.fix);
+        return out;
+      },
+      nb::arg("cxx"), nb::arg("cache_dir") = "",
+      "What a kernel compile needs (compiler, runtime headers, SLEEF, cache dir): a list of "
+      "(what, ok, found, fix).");
+  m.def(
+      "runtime_include_dir", [] { return af::jit::runtime_include_dir(); },
+      "The directory of the kernels' runtime headers this process compiles with; raises "
+      "ToolchainError when neither the installed package nor the source tree has them.");
+  m.def(
+      "joins_openmp", [] { return af::runtime::find_loaded_openmp() != nullptr; },
+      "Whether kernels run on the OpenMP team of a runtime this process has loaded (torch's), "
+      "rather than on autofuse's own thread pool.");
   m.def("check_graph", &check_graph, nb::arg("graph_text"),
         "Parses and verifies Graph IR text, returns it printed; raises CompileError.");
   m.def("stats", &stats,

@@ -153,7 +153,8 @@ std::string aten_title(const graph::Node& n) {
 /// Writes the DOT text of one FusedGraph.
 class DotWriter {
  public:
-  explicit DotWriter(const FusedGraph& fg) : fg_(fg), g_(fg.source) {}
+  DotWriter(const FusedGraph& fg, DotDetail detail)
+      : fg_(fg), g_(fg.source), collapsed_(detail == DotDetail::Overview) {}
 
   std::string write() {
     index_steps();
@@ -275,6 +276,16 @@ class DotWriter {
         "read " + human_bytes(b.read) + ", write " + human_bytes(b.written),
         "unfused " + human_bytes(b.unfused)};
     if (!cases.empty()) label.push_back(clip("tiling: " + case_list, 2 * kMaxLine));
+    if (collapsed_) {  // one node; its ops in the tooltip
+      std::vector<std::string> tip = {
+          st.name + " (TilingCases: " + (case_list.empty() ? "not scheduled" : case_list) + ")"};
+      for (int op : st.ops) tip.push_back(graph::print_node(g_, op));
+      out_ += "  " + kernel_id(st) + " [label=" + quoted_left(label) +
+              ", style=\"rounded,filled\", fillcolor=\"#edf3fb\", color=\"#4a78b5\", "
+              "fontcolor=\"#1f3f6e\", tooltip=" +
+              quoted_left(tip) + "];\n";
+      return;
+    }
     out_ += "  subgraph " + quoted("cluster_" + st.name) + " {\n";
     out_ += "    label=" + quoted_left(label) +
             "; style=\"rounded,filled\"; fillcolor=\"#edf3fb\"; color=\"#4a78b5\"; "
@@ -324,14 +335,26 @@ class DotWriter {
     return step_of_[v] >= 0 || cls == OpClass::Input || consts_.count(v) > 0;
   }
 
+  /// The DOT node drawing value `v`: its own, or (collapsed) its kernel's.
+  std::string shown(int v) const {
+    int s = step_of_[v];
+    if (collapsed_ && s >= 0 && fg_.nodes[s].kind == FusedNode::Kind::Kernel)
+      return kernel_id(fg_.nodes[s]);
+    return node_id(v);
+  }
+
+  static std::string kernel_id(const FusedNode& st) { return "\"" + st.name + "\""; }
+
   void edges() {
+    std::set<std::pair<std::string, std::string>> done;  // collapsed: one edge per pair
     for (size_t s = 0; s < fg_.nodes.size(); ++s) {
       for (int op : fg_.nodes[s].ops) {
         std::set<int> seen;
         for (int v : g_.nodes[op].operands) {
           if (!drawn(v) || !seen.insert(v).second) continue;
-          out_ += "  " + node_id(v) + " -> " + node_id(op) + " " +
-                  edge_attrs(v, op, static_cast<int>(s)) + ";\n";
+          std::string from = shown(v), to = shown(op);
+          if (collapsed_ && (from == to || !done.insert({from, to}).second)) continue;
+          out_ += "  " + from + " -> " + to + " " + edge_attrs(v, op, static_cast<int>(s)) + ";\n";
         }
       }
     }
@@ -339,7 +362,7 @@ class DotWriter {
       int v = g_.outputs[i];
       if (!drawn(v)) continue;
       std::string type = type_text(g_.nodes[v].type);
-      out_ += "  " + node_id(v) + " -> \"out" + std::to_string(i) +
+      out_ += "  " + shown(v) + " -> \"out" + std::to_string(i) +
               "\" [tooltip=" + quoted("%" + g_.nodes[v].name + " : " + type) +
               (type.size() <= kMaxEdgeLabel ? ", label=" + quoted(type) : "") + "];\n";
     }
@@ -348,8 +371,8 @@ class DotWriter {
   /// Sibling rejections (and any pair without a value edge): red dashed lines, no arrow.
   void extra_rejections() {
     for (const auto& [p, c, r] : extra_) {
-      if (!drawn(p) || !drawn(c)) continue;
-      out_ += "  " + node_id(p) + " -> " + node_id(c) +
+      if (!drawn(p) || !drawn(c) || shown(p) == shown(c)) continue;
+      out_ += "  " + shown(p) + " -> " + shown(c) +
               " [dir=none, constraint=false, style=dashed, color=\"#d62728\", "
               "fontcolor=\"#d62728\", xlabel=" +
               quoted(wrap((r->sibling ? "siblings rejected: " : "rejected: ") + r->reason, kMaxLine,
@@ -366,6 +389,7 @@ class DotWriter {
 
   const FusedGraph& fg_;
   const graph::Graph& g_;
+  bool collapsed_;  // DotDetail::Overview
   std::string out_;
   std::vector<int> step_of_;  // node -> the step computing it, or -1
   std::set<int> consts_;      // consts an ATen step reads (drawn)
@@ -417,8 +441,8 @@ std::vector<std::string> tiling_cases(const FusedNode& step) {
   return out;
 }
 
-std::string print_dot(const FusedGraph& fg) {
-  return DotWriter(fg).write();
+std::string print_dot(const FusedGraph& fg, DotDetail detail) {
+  return DotWriter(fg, detail).write();
 }
 
 }  // namespace af::fusion

@@ -32,11 +32,18 @@ std::vector<std::string> tiling_cases(const ascir::AscGraph& kernel);
 /// "s<i>: <case>" for each case of segment i.
 std::vector<std::string> tiling_cases(const FusedNode& step);
 
+/// How much of each kernel a picture shows.
+enum class DotDetail {
+  Full,      // every kernel a cluster of its Graph IR ops
+  Overview,  // every kernel one node, its ops in the tooltip: readable for a whole model
+};
+
 /// The DOT text of `fg` (deterministic): kernels as clusters labelled with name, op count, bytes
-/// and TilingCases; their Graph IR ops as nodes; ATen steps (Opaque) as orange nodes with their
-/// reason as tooltip (views as dashed ones); graph inputs and outputs as plain nodes; edges are
-/// values, labelled with dtype[shape] where they leave a step; rejected fusions as red dashed
-/// edges with their reason.
-std::string print_dot(const FusedGraph& fg);
+/// and TilingCases, their Graph IR ops as nodes (Overview: one node per kernel, the same label,
+/// its ops as tooltip, one edge per pair of steps); ATen steps (Opaque) as orange nodes with
+/// their reason as tooltip (views as dashed ones); graph inputs and outputs as plain nodes;
+/// edges are values, labelled with dtype[shape] where they leave a step; rejected fusions as
+/// red dashed edges with their reason.
+std::string print_dot(const FusedGraph& fg, DotDetail detail = DotDetail::Full);
 
 }  // namespace af::fusion

@@ -19,6 +19,7 @@
 #include "graph/verifier.h"
 #include "jit/compile.h"
 #include "jit/hash.h"
+#include "jit/runtime_headers.h"
 #include "pipeline/flags.h"
 #include "runtime/module.h"
 #include "schedule/schedule.h"
@@ -133,7 +134,7 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   req.cxx = opts.cxx;
   req.flags = codegen::cpu_compile_flags(opts.target);
   req.sanitize = opts.sanitize;
-  req.include_dirs = {AUTOFUSE_SOURCE_INCLUDE_DIR};
+  req.include_dirs = {jit::runtime_include_dir()};
   req.libs = {"sleef"};
   req.cache_dir = opts.cache_dir;
   req.tag = name;

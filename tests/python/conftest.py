@@ -7,6 +7,7 @@ sanitizers) to test in place of the installed one.
 """
 
 import importlib.util
+import logging
 import os
 import shutil
 import sys
@@ -27,6 +28,10 @@ os.environ.pop("AUTOFUSE_DUMP", None)
 import torch  # noqa: E402
 
 import autofuse  # noqa: E402
+
+# Like torch's loggers, "autofuse" does not propagate (log.py); pytest's caplog listens at the
+# root logger.
+logging.getLogger("autofuse").propagate = True
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -26,7 +26,7 @@ def test_one_program_serves_all_sizes():
     assert rec.translation.symbols and rec.graph_text.startswith("graph @g")
     header = rec.graph_text.splitlines()[0]
     assert all(f"{s} = " in header for s in rec.translation.symbols)
-    assert any(rec.runner.program.kernel_symbols(k) for k in range(rec.num_kernels))
+    assert any(rec.program.kernel_symbols(k) for k in range(rec.num_kernels))
 
 
 def test_automatic_dynamic_recompile_still_fuses():

@@ -99,7 +99,7 @@ def test_dynamic_block_compiles_once_over_20_shapes(tmp_path, monkeypatch):
     # The first graph is the dynamic one: symbolic sizes reach its kernels as arguments.
     dyn = records[0]
     assert dyn.translation.symbols, dyn.graph_text.splitlines()[0]
-    program = dyn.runner.program
+    program = dyn.program
     assert any(program.kernel_symbols(k) for k in range(program.num_kernels())), dyn.fused_text
     source = program.source()
     for n in _specialised_sizes():
@@ -117,13 +117,13 @@ def test_kernel_sources_do_not_depend_on_the_first_shape(tmp_path, monkeypatch):
     first = _run_shapes(model, torch.compile(model, backend="autofuse", dynamic=True), [FIRST, (3, 11)])
     _assert_all_compiled(autofuse.compiled_graphs())
     assert first[FIRST] > 0 and first[(3, 11)] == 0, first
-    sources = [r.runner.program.source() for r in autofuse.compiled_graphs()]
+    sources = [r.program.source() for r in autofuse.compiled_graphs()]
 
     torch._dynamo.reset()
     autofuse.reset_records()
     second = _run_shapes(model, torch.compile(model, backend="autofuse", dynamic=True), [(5, 29), FIRST])
     _assert_all_compiled(autofuse.compiled_graphs())
-    again = [r.runner.program.source() for r in autofuse.compiled_graphs()]
+    again = [r.program.source() for r in autofuse.compiled_graphs()]
     assert second == {(5, 29): 0, FIRST: 0}, (
         f"compiling from first shape (5, 29) built C++ again: {second}; changed sources:\n"
         + "\n".join(_first_difference(a, b) for a, b in zip(sources, again) if a != b))

@@ -34,7 +34,7 @@ def test_explain_lists_kernels_and_reasons(capsys):
     text = capsys.readouterr().out
     assert "kernel k0" in text and "kernel k1" in text
     assert "aten.cumsum.default" in text
-    assert "5 of 6 ATen ops replaced" in text
+    assert "5 of 6 computing ATen ops replaced" in text
 
 
 def test_explain_reports_fallback(tmp_path):
@@ -107,10 +107,13 @@ def test_explain_draws_pictures(tmp_path):
     x, b = torch.randn(4, 8), torch.randn(8)
     report = autofuse.explain(fn, x, b, picture_dir=str(tmp_path / "pics"))
     g = report.graphs[0]
-    assert set(g.pictures) == {"dot", "svg", "png"}
+    assert set(g.pictures) == {"dot", "svg", "png", "overview dot", "overview svg", "overview png"}
+    overview = ET.parse(tmp_path / "pics" / f"{g.name}.overview.svg").getroot()
+    titles = {t.text for t in overview.iter("{http://www.w3.org/2000/svg}title")}
+    assert {"k0", "k1"} <= titles and "cluster_k0" not in titles  # one node per kernel
     _check_pictures(tmp_path / "pics", g.name)
     assert (tmp_path / "pics" / f"{g.name}.fused.dot").read_text() == g.dot
-    assert f"picture: {g.pictures['svg']}" in str(report)
+    assert f"pictures: {g.pictures['overview svg']}, {g.pictures['svg']}" in str(report)
 
     # With a dump dir the pipeline itself dumps the DOT, and explain renders pictures there.
     config = autofuse.CompilerConfig(dump_dir=str(tmp_path / "dump"))
@@ -150,7 +153,45 @@ def test_explain_without_graphviz_warns(tmp_path, monkeypatch, caplog):
     torch.testing.assert_close(report.output, fn(x, b))
     g = report.graphs[0]
     assert report.num_kernels == 2
-    assert set(g.pictures) == {"dot"} and os.path.getsize(g.pictures["dot"]) > 0
-    assert sorted(os.listdir(tmp_path / "pics")) == [f"{g.name}.fused.dot"]
+    assert set(g.pictures) == {"dot", "overview dot"} and os.path.getsize(g.pictures["dot"]) > 0
+    assert sorted(os.listdir(tmp_path / "pics")) == [f"{g.name}.fused.dot", f"{g.name}.overview.dot"]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("`dot` is not on PATH" in w and "graphviz" in w for w in warnings), warnings
+
+
+class Block(torch.nn.Module):
+    """A residual MLP block: views (reshape, transpose) between computing ops."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(8, 16)
+        self.norm = torch.nn.LayerNorm(16)
+
+    def forward(self, x):
+        h = self.norm(torch.nn.functional.gelu(self.up(x)))
+        return (h.reshape(4, 2, 16).transpose(0, 1).sum(0) * 2).sigmoid()
+
+
+def test_explain_training_lists_forward_and_backward_and_counts_no_views():
+    m = Block()
+    x = torch.randn(8, 8)
+    m.up.weight.grad = marker = torch.full_like(m.up.weight, 7.0)
+    report = autofuse.explain(m, x)
+    assert [g.tag for g in report.graphs] == ["fw", "bw"]
+    assert m.up.weight.grad is marker and m.norm.weight.grad is None  # grads left as they were
+    for g in report.graphs:
+        assert g.compute_ops < g.fx_ops  # views, transposes and getitems are not counted
+        assert 0 < g.fused_compute_ops <= g.compute_ops
+    fw = report.graphs[0]
+    assert "(fw)" in str(report) and "(bw)" in str(report)
+    assert f"{fw.fused_compute_ops}/{fw.compute_ops} computing ATen ops fused" in str(report)
+    # Each kernel names the modules its ops come from.
+    origins = [o for k in fw.kernels for o in k.origins]
+    assert any(o.startswith("norm (LayerNorm)") for o in origins), origins
+    assert "from: " in str(report)
+
+
+def test_explain_inference_runs_no_backward():
+    with torch.no_grad():
+        report = autofuse.explain(Block(), torch.randn(8, 8))
+    assert [g.tag for g in report.graphs] == ["inference"]

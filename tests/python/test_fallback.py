@@ -48,7 +48,18 @@ def test_only_unsupported_ops_runs_eagerly():
 
     x = torch.randn(5, 5)
     torch.testing.assert_close(compile_fn(fn)(x), fn(x))
-    assert only_record().fallback == "no fusible ops"
+    assert only_record().fallback.startswith("no fusible ops (1 op: not an elementwise, broadcast, reduce or "
+                                             "concat op; runs as ATen aten.sort")
+
+
+def test_a_graph_of_an_unfused_dtype_says_so():
+    def fn(x):
+        return (x.sin() + 1) * 2
+
+    x = torch.randn(8, dtype=torch.float64)
+    torch.testing.assert_close(compile_fn(fn)(x), fn(x))
+    reason = only_record().fallback
+    assert reason.startswith("no fusible ops (3 ops: ") and "on f64 is not supported by generated kernels" in reason
 
 
 def test_toolchain_failure_falls_back_with_warning(tmp_path, caplog):

@@ -272,7 +272,7 @@ def test_disable_reduce_keeps_reductions_out_of_kernels():
     assert recs and all(not r.fallback for r in recs), [(r.name, r.fallback) for r in recs]
     assert kernels_with_reduce(recs) == []
     for rec in recs:
-        source = rec.runner.program.source()
+        source = rec.program.source()
         assert not re.search(r"reduce", source, re.IGNORECASE), rec.name
     if kernels_with_reduce(default_recs):  # reductions are fused by default: the flag took them out
         assert sum(r.num_kernels for r in recs) >= sum(r.num_kernels for r in default_recs)

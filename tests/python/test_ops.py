@@ -103,7 +103,7 @@ def test_launch_failure_falls_back_to_eager(caplog):
         def launch(self, *args):
             raise _C.CompileError("tiling rejected the sizes")
 
-    runner = Executor(rec.translation, FailingLaunch(rec.runner.program), rec.runner.fallback, "failing")
+    runner = Executor(rec.translation, FailingLaunch(rec.program), rec.runner.fallback, "failing")
     with caplog.at_level(logging.WARNING, logger="autofuse"):
         (got,) = runner(x)
         (again,) = runner(x)

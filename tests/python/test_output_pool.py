@@ -115,3 +115,26 @@ def test_matmul_results_saved_for_backward_are_not_recycled():
     w = torch.randn(256, 1024, requires_grad=True)
     xs = [mm_inputs(k)[0] for k in (1.0, 2.0)]
     check_saved_for_backward(lambda x: torch.relu(x @ w).sum(), w, xs)
+
+
+def test_records_do_not_keep_dropped_programs_alive():
+    # A record (autofuse.compiled_graphs) outlives its graph; the pools and packed weights of a
+    # graph torch has dropped must go with it.
+    import gc
+    import weakref
+
+    import autofuse
+
+    def g(x, s, b):
+        return torch.sigmoid(x) * s + b
+
+    cf = compile_fn(g)
+    with autofuse.collect_records() as recs:
+        cf(*inputs(1.0))
+    pools = [step[3][0][4] for step in recs[0].runner._steps if step[0] == 0]
+    assert pools and pools[0] is not None and pools[0].buffers
+    buffer = weakref.ref(pools[0].buffers[0])
+    del cf, pools
+    torch._dynamo.reset()
+    gc.collect()
+    assert recs[0].runner is None and buffer() is None

@@ -462,7 +462,7 @@ def _outcome(recs) -> Outcome:
             concat_alone += not computing
         _in, _unsupported, problems = _reduce_placement([rec])
         fallbacks.extend(problems)
-        declined.extend(x[2] for x in rec.runner.program.rejected() if "concat" in x[2])
+        declined.extend(x[2] for x in rec.program.rejected() if "concat" in x[2])
     return Outcome(fallbacks, concat_kernels, concat_alone, declined)
 
 

@@ -33,7 +33,7 @@ def test_tuning_measures_once_then_reuses_and_never_changes_results(tmp_path):
     cfg = autofuse.CompilerConfig(cache_dir=str(tmp_path), tune=True)
     tuned, rec = run(cfg, x, w)
     assert torch.equal(tuned, plain)  # the tiling splits the work, never the values
-    stats = rec.runner.program.tuning_stats()
+    stats = rec.program.tuning_stats()
     assert stats["file"] == str(tmp_path / "tuning.txt")
     assert stats["measured"] == rec.num_kernels >= 1
     lines = (tmp_path / "tuning.txt").read_text().splitlines()
@@ -45,7 +45,7 @@ def test_tuning_measures_once_then_reuses_and_never_changes_results(tmp_path):
     measured = stats["measured"]
     again = compile_fn(chain, cfg)(x, w)
     assert torch.equal(again, plain)
-    stats = rec.runner.program.tuning_stats()
+    stats = rec.program.tuning_stats()
     assert stats["measured"] == measured and stats["hits"] >= 1
 
     # A fresh process reads the file and measures nothing.
@@ -56,7 +56,7 @@ def test_tuning_measures_once_then_reuses_and_never_changes_results(tmp_path):
         "x, w = torch.randn(300, 1000), torch.randn(1000)\n"
         "with autofuse.collect_records() as recs:\n"
         "    torch.compile(chain, backend='autofuse', dynamic=False)(x, w)\n"
-        "print(json.dumps(recs[0].runner.program.tuning_stats()))\n"
+        "print(json.dumps(recs[0].program.tuning_stats()))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
                           cwd=os.path.dirname(__file__))
@@ -70,7 +70,7 @@ def test_tuning_off_by_default(tmp_path, monkeypatch):
     cfg = autofuse.CompilerConfig(cache_dir=str(tmp_path))
     assert cfg.tune is False and cfg.tuning_file() == ""
     _, rec = run(cfg, torch.randn(4, 8), torch.randn(8))
-    assert rec.runner.program.tuning_stats()["measured"] == 0
+    assert rec.program.tuning_stats()["measured"] == 0
     assert not (tmp_path / "tuning.txt").exists()
 
 
@@ -80,15 +80,15 @@ def test_tiling_query_says_where_the_choice_comes_from(tmp_path):
     _, tuned = run(autofuse.CompilerConfig(cache_dir=str(tmp_path), tune=True), x, w)
     n = torch.get_num_threads()
     for rec, source in ((plain, "untuned"), (tuned, "tuned")):
-        program = rec.runner.program
+        program = rec.program
         for k in range(program.num_kernels()):
             assert program.kernel_symbols(k) == []  # static shapes: no size symbols
             t = program.tiling(k, [], n)
             assert t["source"] == source and t["block_dim"] >= 1 and t["cores"] >= 1, t
             assert t["ub_bytes"] > 0 and t["tiling_key"] >= 0, t
-    stats = tuned.runner.program.tuning_stats()
-    tuned.runner.program.tiling(0, [], n)
-    assert tuned.runner.program.tuning_stats() == stats  # a query is not a launch
+    stats = tuned.program.tuning_stats()
+    tuned.program.tiling(0, [], n)
+    assert tuned.program.tuning_stats() == stats  # a query is not a launch
 
 
 def test_a_new_shape_bucket_is_unmeasured_until_it_launches(tmp_path):
@@ -98,7 +98,7 @@ def test_a_new_shape_bucket_is_unmeasured_until_it_launches(tmp_path):
     torch._dynamo.mark_dynamic(x, 0)  # the row count is the one size symbol
     with autofuse.collect_records() as recs:
         torch.compile(chain, backend=autofuse.get_backend(cfg))(x, w)
-    program = recs[0].runner.program
+    program = recs[0].program
     n = torch.get_num_threads()
     for k in range(program.num_kernels()):
         assert len(program.kernel_symbols(k)) == 1, program.kernel_symbols(k)

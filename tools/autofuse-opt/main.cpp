@@ -1,18 +1,22 @@
-// autofuse-opt: reads textual Graph IR (or AscIR with --input=ascir), runs the named passes and
-// prints the resulting IR — the tool every lit test drives, like mlir-opt.
+// autofuse-opt: reads textual Graph IR (or AscIR with --input=ascir), runs the pipeline's passes
+// up to a stage and prints the resulting IR — the tool every lit test drives, like mlir-opt.
 //
-//   autofuse-opt [--input=graph|ascir] [--passes=simplify,lower,fuse,schedule,codegen]
-//   [--no-fusion]
-//                [--flags=AUTOFUSE_FLAGS] [--isa=avx2|avx512|scalar] [--emit=text|dot]
-//                [--tiling=s0=V,s1=V [--cores=N]] [FILE|-]
+//   autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]
+//                [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar]
+//                [--emit=text|dot] [--tiling=SYM=V,... [--cores=N]] [FILE|-]
 //
-// With no passes it parses, verifies and prints (the round trip). `--emit=dot` prints the
-// FusedGraph after the passes as Graphviz DOT (fusion/dot.h) instead of text. Graph IR passes run
-// in the order given; `lower` is implied by any later pass; `simplify` alone prints the
-// simplified Graph IR. `--flags` takes AUTOFUSE_FLAGS text (--max_fusion_size=2, ...). For AscIR
-// input the passes are `schedule` and `codegen`. `--tiling` schedules and prints, per loop nest,
-// the TilingData its tiling function picks for the given symbol values on N cores (default 1):
+// With no passes it parses, verifies and prints (the round trip). A requested stage runs with
+// every stage production runs before it (simplify, lower, fuse, schedule, codegen: the order of
+// pipeline/pipeline.cpp), so `--passes=schedule` prints what AUTOFUSE_DUMP's
+// gN.scheduled.txt holds for the same Graph IR; a list runs up to its last stage. `--no-fusion`
+// makes fuse keep one op per kernel (AUTOFUSE_FUSION=0). `--isa` defaults to the host's widest,
+// as the runtime does (golden tests name theirs). `--emit=dot` prints the FusedGraph after the
+// passes as Graphviz DOT (fusion/dot.h). `--flags` takes AUTOFUSE_FLAGS text
+// (--max_fusion_size=2, ...). For AscIR input the passes are `schedule` and `codegen`.
+// `--tiling` schedules and prints, per loop nest, the TilingData its tiling function picks for
+// the given values of the graph's size symbols (every one, each >= 0) on N cores (default 1):
 // `tiling @k0 {s0 = 7}: tiling_key 0 (elementwise) tile 8 block 1 block_dim 1 stream_stores 0`.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -41,9 +45,14 @@
 
 namespace {
 
+/// The pipeline's stages in production's order (pipeline/pipeline.cpp).
+enum class Stage { None, Simplify, Lower, Fuse, Schedule, Codegen };
+const char* const kStageNames[] = {"", "simplify", "lower", "fuse", "schedule", "codegen"};
+
 struct Args {
   std::string input = "graph";
   std::vector<std::string> passes;
+  Stage last = Stage::None;  // the latest stage in `passes`
   bool fusion = true;
   std::string isa;
   std::string emit = "text";  // or "dot"
@@ -65,9 +74,9 @@ std::vector<std::string> split(const std::string& s, char sep) {
 int usage(const std::string& why) {
   std::cerr
       << "autofuse-opt: " << why << "\n"
-      << "usage: autofuse-opt [--input=graph|ascir] [--passes=simplify,lower,fuse,schedule,codegen]"
-         " [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx2|avx512|scalar] [--emit=text|dot] "
-         "[--tiling=s0=V,... [--cores=N]] [FILE|-]\n";
+      << "usage: autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]"
+         " [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar] [--emit=text|dot] "
+         "[--tiling=SYM=V,... [--cores=N]] [FILE|-]\n";
   return 2;
 }
 
@@ -82,6 +91,26 @@ bool has(const std::vector<std::string>& v, const std::string& x) {
   for (const auto& s : v)
     if (s == x) return true;
   return false;
+}
+
+/// Refuses --tiling values for symbols no loop nest has (a typo, or a name from another dump).
+void check_tiling_symbols(const std::vector<const af::ascir::AscGraph*>& nests,
+                          const af::sym::Bindings& values) {
+  std::set<std::string> known;
+  for (const af::ascir::AscGraph* g : nests) {
+    std::set<std::string> params;  // tile sizes the tiling function picks, not graph sizes
+    if (g->schedule)
+      for (const auto& p : g->schedule->params) params.insert(p.name);
+    for (const std::string& name : g->size_symbols())
+      if (!params.count(name)) known.insert(name);
+  }
+  for (const auto& [name, value] : values) {
+    if (known.count(name)) continue;
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw af::CompileError("--tiling names size symbol " + name + ", which no loop nest has (" +
+                           (list.empty() ? "they have none" : "they have " + list) + ")");
+  }
 }
 
 /// "sym = value" of every size symbol of `g` found in `values`.
@@ -102,6 +131,7 @@ std::string bindings_str(const af::ascir::AscGraph& g, const af::sym::Bindings& 
 /// One line per scheduled loop nest: the TilingData its tiling function picks (--tiling).
 void print_tilings(const Args& a, const std::vector<const af::ascir::AscGraph*>& nests,
                    const af::schedule::Target& target) {
+  check_tiling_symbols(nests, a.values);
   for (const af::ascir::AscGraph* g : nests) {
     std::string values = bindings_str(*g, a.values);
     af::codegen::TilingChoice c =
@@ -119,20 +149,20 @@ void run_graph(const Args& a, const std::string& text, const af::schedule::Targe
       std::cout << af::graph::print(g);
       continue;
     }
+    // Production's order: each stage runs with every stage before it.
+    Stage last = a.last == Stage::None ? Stage::Lower : a.last;  // --emit=dot alone: lowered
+    if (a.tiling) last = std::max(last, Stage::Schedule);
     af::graph::Graph source = g;
-    if (has(a.passes, "simplify")) {
-      af::graph::simplify(source);
-      if (a.passes.size() == 1) {
-        std::cout << af::graph::print(source);
-        continue;
-      }
+    af::graph::simplify(source);
+    if (last == Stage::Simplify) {
+      std::cout << af::graph::print(source);
+      continue;
     }
     af::fusion::FusionOptions opts = af::parse_flags(a.flags, {}, "--flags");
     if (!a.fusion) opts.enabled = false;
     af::fusion::FusedGraph fused = af::fusion::lower(source, opts);
-    if (has(a.passes, "fuse")) fused = af::fusion::fuse(std::move(fused), opts);
-    if (has(a.passes, "schedule") || has(a.passes, "codegen") || a.tiling)
-      af::schedule_kernels(fused, target);
+    if (last >= Stage::Fuse) fused = af::fusion::fuse(std::move(fused), opts);
+    if (last >= Stage::Schedule) af::schedule_kernels(fused, target);
     if (a.tiling) {
       std::vector<const af::ascir::AscGraph*> nests;
       for (const auto& n : fused.nodes)
@@ -140,7 +170,7 @@ void run_graph(const Args& a, const std::string& text, const af::schedule::Targe
       print_tilings(a, nests, target);
     } else if (a.emit == "dot")
       std::cout << af::fusion::print_dot(fused);
-    else if (has(a.passes, "codegen"))
+    else if (last == Stage::Codegen)
       std::cout << af::codegen::emit_cpu_source(af::kernel_units(fused), target).code;
     else
       std::cout << af::fusion::print(fused);
@@ -153,7 +183,7 @@ void run_ascir(const Args& a, const std::string& text, const af::schedule::Targe
   std::vector<const af::ascir::AscGraph*> kernels;
   for (af::ascir::AscGraph& g : graphs) {
     af::ascir::verify(g);
-    if ((has(a.passes, "schedule") || a.tiling) && !g.schedule) {
+    if ((a.last >= Stage::Schedule || a.tiling) && !g.schedule) {
       af::schedule::schedule_kernel(g, target);
       af::ascir::verify(g);
     }
@@ -184,11 +214,16 @@ int main(int argc, char** argv) {
         size_t eq = item.find('=');
         if (eq == std::string::npos)
           return usage("--tiling takes sym=value items, not '" + item + "'");
+        size_t used = 0;
+        int64_t v = -1;
         try {
-          a.values[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+          v = std::stoll(item.substr(eq + 1), &used);
         } catch (const std::exception&) {
-          return usage("--tiling: '" + item.substr(eq + 1) + "' is not an integer");
         }
+        if (used == 0 || used != item.size() - eq - 1 || v < 0)
+          return usage("--tiling: the value of " + item.substr(0, eq) + " ('" +
+                       item.substr(eq + 1) + "') is not a size (an integer >= 0)");
+        a.values[item.substr(0, eq)] = v;
       }
     } else if (s.rfind("--cores=", 0) == 0) {
       try {
@@ -209,10 +244,17 @@ int main(int argc, char** argv) {
       a.file = s;
     }
   }
-  const std::vector<std::string> known = {"simplify", "lower", "fuse", "schedule", "codegen"};
-  for (const auto& p : a.passes)
-    if (!has(known, p))
+  for (const auto& p : a.passes) {
+    int stage = 1;
+    while (stage <= static_cast<int>(Stage::Codegen) && p != kStageNames[stage]) ++stage;
+    if (stage > static_cast<int>(Stage::Codegen))
       return usage("unknown pass '" + p + "' (known: simplify, lower, fuse, schedule, codegen)");
+    a.last = std::max(a.last, static_cast<Stage>(stage));
+  }
+  if (a.input == "ascir")
+    for (const auto& p : a.passes)
+      if (p != "schedule" && p != "codegen")
+        return usage("pass '" + p + "' reads Graph IR; AscIR input takes schedule and codegen");
   if (a.input != "graph" && a.input != "ascir")
     return usage("--input must be graph or ascir, not '" + a.input + "'");
   if (a.emit != "text" && a.emit != "dot")
@@ -220,10 +262,10 @@ int main(int argc, char** argv) {
   if (a.emit == "dot" && (a.input != "graph" || has(a.passes, "codegen")))
     return usage("--emit=dot prints a FusedGraph: Graph IR input, passes up to schedule");
 
-  // Golden tests must not depend on the host: default to the avx2 target unless told.
-  if (a.isa.empty()) a.isa = "avx2";
   try {
-    const af::schedule::Target target = af::schedule::Target::host_cpu().with_isa(a.isa);
+    // The host's widest ISA unless told, as the runtime picks (golden tests name theirs).
+    const af::schedule::Target host = af::schedule::Target::host_cpu();
+    const af::schedule::Target target = a.isa.empty() ? host : host.with_isa(a.isa);
     std::string text = read_input(a.file);
     if (a.input == "ascir")
       run_ascir(a, text, target);
