@@ -73,7 +73,8 @@ def test_wheel_installs_and_compiles_outside_the_repo(tmp_path):
     env["AUTOFUSE_CACHE_DIR"] = str(tmp_path / "empty-cache")
     r = run([str(vpy), "-c", PROGRAM], cwd=outside, env=env)
     assert "wheel ok" in r.stdout
-    opt = pathlib.Path(site) / "autofuse" / "bin" / "autofuse-opt"
-    r = subprocess.run([str(opt), "--passes=codegen"], input=GRAPH,
-                       capture_output=True, text=True, cwd=outside)
+    # The console script (pip puts it in <target>/bin here, in the venv's bin normally) runs the
+    # driver installed beside the extension.
+    r = subprocess.run([str(vpy), str(pathlib.Path(site) / "bin" / "autofuse-opt"), "--passes=codegen"],
+                       input=GRAPH, capture_output=True, text=True, cwd=outside, env=env)
     assert r.returncode == 0 and "_kernel" in r.stdout, r.stderr

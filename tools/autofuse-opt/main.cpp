@@ -12,7 +12,8 @@
 // makes fuse keep one op per kernel (AUTOFUSE_FUSION=0). `--isa` defaults to the host's widest,
 // as the runtime does (golden tests name theirs). `--emit=dot` prints the FusedGraph after the
 // passes as Graphviz DOT (fusion/dot.h). `--flags` takes AUTOFUSE_FLAGS text
-// (--max_fusion_size=2, ...). For AscIR input the passes are `schedule` and `codegen`.
+// (--max_fusion_size=2, ...). For AscIR input the passes are `schedule` and `codegen`; it also
+// reads the kernels of a FusedGraph dump (gN.lowered.txt, gN.fused.txt, gN.scheduled.txt).
 // `--tiling` schedules and prints, per loop nest, the TilingData its tiling function picks for
 // the given values of the graph's size symbols (every one, each >= 0) on N cores (default 1):
 // `tiling @k0 {s0 = 7}: tiling_key 0 (elementwise) tile 8 block 1 block_dim 1 stream_stores 0`.
@@ -177,9 +178,45 @@ void run_graph(const Args& a, const std::string& text, const af::schedule::Targe
   }
 }
 
-/// AscIR in: parse, verify, optionally schedule, print (or, with codegen, the C++ source).
+/// The `ascgraph` blocks of a FusedGraph dump (gN.lowered/fused/scheduled.txt: every kernel's,
+/// concat segments' included) as AscIR text: every other line emptied, so a parse error keeps
+/// the dump's line and column. Text that is not a FusedGraph is returned as it is.
+std::string kernel_graphs_of(const std::string& text) {
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text.compare(first, 10, "fusedgraph") != 0) return text;
+  std::string out;
+  int depth = 0;  // brace depth inside the current ascgraph block (0: outside)
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    size_t start = line.find_first_not_of(" \t");
+    bool opens =
+        depth == 0 && start != std::string::npos && line.compare(start, 9, "ascgraph ") == 0;
+    if (depth > 0 || opens) {
+      out += line;
+      bool quoted = false;
+      for (size_t i = 0; i < line.size(); ++i) {
+        char c = line[i];
+        if (c == '\\' && quoted)
+          ++i;
+        else if (c == '"')
+          quoted = !quoted;
+        else if (!quoted && c == '/' && i + 1 < line.size() && line[i + 1] == '/')
+          break;
+        else if (!quoted && c == '{')
+          ++depth;
+        else if (!quoted && c == '}')
+          --depth;
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+/// AscIR in (or the kernels of a FusedGraph dump): parse, verify, optionally schedule, print
+/// (or, with codegen, the C++ source of each as its own kernel).
 void run_ascir(const Args& a, const std::string& text, const af::schedule::Target& target) {
-  std::vector<af::ascir::AscGraph> graphs = af::ascir::parse_asc_graphs(text);
+  std::vector<af::ascir::AscGraph> graphs = af::ascir::parse_asc_graphs(kernel_graphs_of(text));
   std::vector<const af::ascir::AscGraph*> kernels;
   for (af::ascir::AscGraph& g : graphs) {
     af::ascir::verify(g);
