@@ -31,8 +31,7 @@ from . import aten_table, bias_epilogue, constant_folding, decompositions, packe
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
-from .ir_nodes import is_alias
-from .ir_nodes import DTYPES_BY_NAME
+from .ir_nodes import DTYPES_BY_NAME, is_alias
 from .log import configure as configure_logging, logger
 
 

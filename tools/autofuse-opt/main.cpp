@@ -32,8 +32,6 @@
 #include "codegen/cpu_emitter.h"
 #include "codegen/cpu_tiling.h"
 #include "fusion/dot.h"
-#include "fusion/fuse.h"
-#include "fusion/lower.h"
 #include "fusion/printer.h"
 #include "graph/parser.h"
 #include "graph/printer.h"
@@ -150,20 +148,23 @@ void run_graph(const Args& a, const std::string& text, const af::schedule::Targe
       std::cout << af::graph::print(g);
       continue;
     }
-    // Production's order: each stage runs with every stage before it.
+    // Production's pass list (pipeline/pipeline.cpp) up to the stage asked for.
     Stage last = a.last == Stage::None ? Stage::Lower : a.last;  // --emit=dot alone: lowered
     if (a.tiling) last = std::max(last, Stage::Schedule);
-    af::graph::Graph source = g;
-    af::graph::simplify(source);
     if (last == Stage::Simplify) {
+      af::graph::Graph source = g;
+      af::graph::simplify(source);
       std::cout << af::graph::print(source);
       continue;
     }
-    af::fusion::FusionOptions opts = af::parse_flags(a.flags, {}, "--flags");
-    if (!a.fusion) opts.enabled = false;
-    af::fusion::FusedGraph fused = af::fusion::lower(source, opts);
-    if (last >= Stage::Fuse) fused = af::fusion::fuse(std::move(fused), opts);
-    if (last >= Stage::Schedule) af::schedule_kernels(fused, target);
+    af::CompileOptions opts;
+    opts.fusion = af::parse_flags(a.flags, {}, "--flags");
+    opts.enable_fusion = a.fusion;
+    opts.target = target;
+    const af::Stage stages[] = {af::Stage::Verify, af::Stage::Verify,   af::Stage::Lower,
+                                af::Stage::Fuse,   af::Stage::Schedule, af::Stage::Codegen};
+    af::CompiledProgram prog = af::compile(g, opts, stages[static_cast<int>(last)]);
+    const af::fusion::FusedGraph& fused = prog.fused;
     if (a.tiling) {
       std::vector<const af::ascir::AscGraph*> nests;
       for (const auto& n : fused.nodes)
@@ -172,7 +173,7 @@ void run_graph(const Args& a, const std::string& text, const af::schedule::Targe
     } else if (a.emit == "dot")
       std::cout << af::fusion::print_dot(fused);
     else if (last == Stage::Codegen)
-      std::cout << af::codegen::emit_cpu_source(af::kernel_units(fused), target).code;
+      std::cout << prog.source;
     else
       std::cout << af::fusion::print(fused);
   }
