@@ -8,7 +8,8 @@ declined with its reason; and the counts (kernels, computing ATen ops replaced: 
 and tuple indexing compute nothing and are not counted). With a picture directory (the config's
 dump_dir / AUTOFUSE_DUMP, or `picture_dir=`) it also draws each fused graph there, rendered to
 `.svg` and `.png` by Graphviz `dot`: `<graph>.overview.*` with every kernel one node (its ops in
-the SVG tooltip) and `<graph>.fused.*` with every kernel a cluster of its ops.
+the SVG tooltip), `<graph>.fused.*` with every kernel a cluster of its ops, and per kernel
+`<graph>.<kernel>.svg` with its ops, inputs and outputs.
 
 Bytes are counted at the size hints, as the C++ DOT printer counts them (fusion/dot.h): a kernel
 reads its distinct inputs and writes its outputs; unfused, each op reads its distinct operands
@@ -93,6 +94,7 @@ class GraphReport:
     fused_compute_ops: int = 0  # of those, the ones kernels compute
     dot: str = ""  # the FusedGraph as Graphviz DOT ("" when the graph runs eagerly)
     overview_dot: str = ""  # the same with every kernel one node (readable for a whole model)
+    kernel_dots: Dict[str, str] = dataclasses.field(default_factory=dict)  # kernel -> its own DOT
     pictures: Dict[str, str] = dataclasses.field(default_factory=dict)  # "dot"/"svg"/"png" -> path
 
     @property
@@ -265,7 +267,7 @@ def node_origin(fx: torch.fx.Node) -> str:
     stack = fx.meta.get("nn_module_stack") or {}
     if stack:
         path, cls = list(stack.values())[-1]
-        path = re.sub(r"^L\['[^']*'\]\.?", "", path)
+        path = re.sub(r"^[LG]\['[^']*'\]\.?", "", path)
         path = re.sub(r"\._modules\['([^']*)'\]", r".\1", path).lstrip(".")
         parts.append(f"{path or 'the model'} ({getattr(cls, '__name__', cls)})")
     trace = [ln.strip() for ln in (fx.meta.get("stack_trace") or "").splitlines() if ln.strip().startswith("File ")]
@@ -330,15 +332,17 @@ def graph_report(rec: GraphRecord) -> GraphReport:
         rec.name, rec.tag, kernels, left, list(tr.absorbed), rec.fx_ops, fused_op_count(rec), rec.fallback,
         rejected, *compute_op_counts(rec), dot=program.fused_dot() if program is not None else "",
         overview_dot=program.fused_dot(overview=True) if program is not None else "",
+        kernel_dots={k.name: program.kernel_dot(k.name) for k in kernels} if program is not None else {},
     )
 
 
 # The picture ---------------------------------------------------------------------------------
 
 
-def write_picture(name: str, dot_text: str, directory: str, kind: str = "fused") -> Dict[str, str]:
-    """Writes `<name>.<kind>.dot` into `directory` and renders it with Graphviz `dot` to `.svg`
-    (tooltips show each node's IR) and `.png`. Returns the paths written by format. Without
+def write_picture(name: str, dot_text: str, directory: str, kind: str = "fused",
+                  formats: Sequence[str] = ("svg", "png")) -> Dict[str, str]:
+    """Writes `<name>.<kind>.dot` into `directory` and renders it with Graphviz `dot` to each of
+    `formats` (in SVG, tooltips show each node's IR). Returns the paths written by format. Without
     `dot` on PATH, or when it fails or times out, logs a warning and returns only the DOT file:
     a picture never fails the report."""
     os.makedirs(directory, exist_ok=True)
@@ -352,7 +356,7 @@ def write_picture(name: str, dot_text: str, directory: str, kind: str = "fused")
             "autofuse explain: Graphviz `dot` is not on PATH, so %s.dot is not rendered to SVG/PNG; "
             "install the Debian package `graphviz` (apt-get install graphviz)", base)
         return written
-    for fmt in ("svg", "png"):
+    for fmt in formats:
         out = f"{base}.{fmt}"
         try:
             subprocess.run([exe, f"-T{fmt}", "-o", out, base + ".dot"], check=True, capture_output=True,
@@ -404,6 +408,9 @@ def explain(
                 g.pictures = write_picture(g.name, g.dot, directory)
                 overview = write_picture(g.name, g.overview_dot, directory, "overview")
                 g.pictures.update({f"overview {k}": v for k, v in overview.items()})
+                for k, dot in g.kernel_dots.items():  # SVG only: one per kernel adds up
+                    svg = write_picture(g.name, dot, directory, k, formats=("svg",))
+                    g.pictures.update({f"{k} {fmt}": path for fmt, path in svg.items()})
     if print_report:
         print(report)
     return report

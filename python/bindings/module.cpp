@@ -343,6 +343,12 @@ NB_MODULE(_C, m) {
           nb::arg("overview") = false,
           "The FusedGraph as Graphviz DOT (fusion/dot.h); overview: one node per kernel.")
       .def(
+          "kernel_dot",
+          [](const Program& p, const std::string& kernel) {
+            return af::fusion::print_kernel_dot(p.prog.fused, kernel);
+          },
+          nb::arg("kernel"), "One kernel (\"k3\") as Graphviz DOT: its ops, inputs and outputs.")
+      .def(
           "kernel_cases",
           [](const Program& p) {
             std::vector<std::vector<std::string>> out;

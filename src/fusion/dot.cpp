@@ -153,15 +153,22 @@ std::string aten_title(const graph::Node& n) {
 /// Writes the DOT text of one FusedGraph.
 class DotWriter {
  public:
-  DotWriter(const FusedGraph& fg, DotDetail detail)
-      : fg_(fg), g_(fg.source), collapsed_(detail == DotDetail::Overview) {}
+  /// `focus` >= 0: draw only that step (a kernel), its inputs and its outputs.
+  DotWriter(const FusedGraph& fg, DotDetail detail, int focus = -1)
+      : fg_(fg), g_(fg.source), collapsed_(detail == DotDetail::Overview), focus_(focus) {}
 
   std::string write() {
     index_steps();
-    header();
-    inputs();
-    for (size_t s = 0; s < fg_.nodes.size(); ++s) step(static_cast<int>(s));
-    outputs();
+    if (focus_ >= 0) {
+      focus_header();
+      focus_values();
+      kernel(fg_.nodes[focus_]);
+    } else {
+      header();
+      inputs();
+      for (size_t s = 0; s < fg_.nodes.size(); ++s) step(static_cast<int>(s));
+      outputs();
+    }
     edges();
     extra_rejections();
     out_ += "}\n";
@@ -221,6 +228,41 @@ class DotWriter {
     out_ +=
         "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#707070\", "
         "fontcolor=\"#505050\", arrowsize=0.6];\n";
+  }
+
+  /// One kernel's picture: its name, bytes and TilingCases as the title.
+  void focus_header() {
+    const FusedNode& st = fg_.nodes[focus_];
+    out_ += "digraph " + quoted(g_.name + "." + st.name) + " {\n";
+    out_ +=
+        "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=12, labelloc=t, nodesep=0.25, "
+        "ranksep=0.3, label=" +
+        quoted("@" + g_.name + " kernel " + st.name + ": " + std::to_string(st.ops.size()) +
+               " op(s)") +
+        "];\n";
+    out_ +=
+        "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"rounded,filled\", "
+        "fillcolor=\"white\", color=\"#4a78b5\", height=0.3, margin=\"0.08,0.03\"];\n";
+    out_ +=
+        "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#707070\", "
+        "fontcolor=\"#505050\", arrowsize=0.6];\n";
+  }
+
+  /// One kernel's inputs (whoever computes them) and outputs, as plain nodes.
+  void focus_values() {
+    const FusedNode& st = fg_.nodes[focus_];
+    for (int v : st.inputs) {
+      if (!focus_inputs_.insert(v).second) continue;
+      const graph::Node& n = g_.nodes[v];
+      out_ += "  " + node_id(v) +
+              " [label=" + quoted({clip("%" + n.name), clip(type_text(n.type))}) +
+              ", shape=ellipse, style=filled, fillcolor=\"#e6e6e6\", color=\"#9a9a9a\", tooltip=" +
+              quoted(graph::print_node(g_, v)) + "];\n";
+    }
+    for (size_t i = 0; i < st.outputs.size(); ++i)
+      out_ += "  \"out" + std::to_string(i) +
+              "\" [label=" + quoted("%" + g_.nodes[st.outputs[i]].name) +
+              ", shape=ellipse, style=filled, fillcolor=\"#e6e6e6\", color=\"#9a9a9a\"];\n";
   }
 
   void inputs() {
@@ -331,6 +373,7 @@ class DotWriter {
   }
 
   bool drawn(int v) const {
+    if (focus_ >= 0) return step_of_[v] == focus_ || focus_inputs_.count(v) > 0;
     OpClass cls = class_of(g_, v);
     return step_of_[v] >= 0 || cls == OpClass::Input || consts_.count(v) > 0;
   }
@@ -348,6 +391,7 @@ class DotWriter {
   void edges() {
     std::set<std::pair<std::string, std::string>> done;  // collapsed: one edge per pair
     for (size_t s = 0; s < fg_.nodes.size(); ++s) {
+      if (focus_ >= 0 && static_cast<int>(s) != focus_) continue;
       for (int op : fg_.nodes[s].ops) {
         std::set<int> seen;
         for (int v : g_.nodes[op].operands) {
@@ -358,8 +402,9 @@ class DotWriter {
         }
       }
     }
-    for (size_t i = 0; i < g_.outputs.size(); ++i) {
-      int v = g_.outputs[i];
+    const std::vector<int>& outs = focus_ >= 0 ? fg_.nodes[focus_].outputs : g_.outputs;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      int v = outs[i];
       if (!drawn(v)) continue;
       std::string type = type_text(g_.nodes[v].type);
       out_ += "  " + shown(v) + " -> \"out" + std::to_string(i) +
@@ -389,7 +434,9 @@ class DotWriter {
 
   const FusedGraph& fg_;
   const graph::Graph& g_;
-  bool collapsed_;  // DotDetail::Overview
+  bool collapsed_;              // DotDetail::Overview
+  int focus_;                   // the one step drawn, or -1: all
+  std::set<int> focus_inputs_;  // focus: the values the step reads
   std::string out_;
   std::vector<int> step_of_;  // node -> the step computing it, or -1
   std::set<int> consts_;      // consts an ATen step reads (drawn)
@@ -443,6 +490,13 @@ std::vector<std::string> tiling_cases(const FusedNode& step) {
 
 std::string print_dot(const FusedGraph& fg, DotDetail detail) {
   return DotWriter(fg, detail).write();
+}
+
+std::string print_kernel_dot(const FusedGraph& fg, const std::string& kernel) {
+  for (size_t s = 0; s < fg.nodes.size(); ++s)
+    if (fg.nodes[s].kind == FusedNode::Kind::Kernel && fg.nodes[s].name == kernel)
+      return DotWriter(fg, DotDetail::Full, static_cast<int>(s)).write();
+  throw CompileError("fusedgraph @" + fg.source.name + " has no kernel @" + kernel);
 }
 
 }  // namespace af::fusion

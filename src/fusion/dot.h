@@ -46,4 +46,8 @@ enum class DotDetail {
 /// red dashed edges with their reason.
 std::string print_dot(const FusedGraph& fg, DotDetail detail = DotDetail::Full);
 
+/// The DOT text of one kernel step of `fg` named `kernel` ("k3"): its cluster as print_dot
+/// draws it, its input values and its outputs. Throws CompileError when there is no such kernel.
+std::string print_kernel_dot(const FusedGraph& fg, const std::string& kernel);
+
 }  // namespace af::fusion

@@ -107,7 +107,11 @@ def test_explain_draws_pictures(tmp_path):
     x, b = torch.randn(4, 8), torch.randn(8)
     report = autofuse.explain(fn, x, b, picture_dir=str(tmp_path / "pics"))
     g = report.graphs[0]
-    assert set(g.pictures) == {"dot", "svg", "png", "overview dot", "overview svg", "overview png"}
+    assert set(g.pictures) == {"dot", "svg", "png", "overview dot", "overview svg", "overview png",
+                               "k0 dot", "k0 svg", "k1 dot", "k1 svg"}
+    k1 = ET.parse(tmp_path / "pics" / f"{g.name}.k1.svg").getroot()  # one kernel: its cluster only
+    titles = {t.text for t in k1.iter("{http://www.w3.org/2000/svg}title")}
+    assert "cluster_k1" in titles and "cluster_k0" not in titles
     overview = ET.parse(tmp_path / "pics" / f"{g.name}.overview.svg").getroot()
     titles = {t.text for t in overview.iter("{http://www.w3.org/2000/svg}title")}
     assert {"k0", "k1"} <= titles and "cluster_k0" not in titles  # one node per kernel
@@ -153,8 +157,8 @@ def test_explain_without_graphviz_warns(tmp_path, monkeypatch, caplog):
     torch.testing.assert_close(report.output, fn(x, b))
     g = report.graphs[0]
     assert report.num_kernels == 2
-    assert set(g.pictures) == {"dot", "overview dot"} and os.path.getsize(g.pictures["dot"]) > 0
-    assert sorted(os.listdir(tmp_path / "pics")) == [f"{g.name}.fused.dot", f"{g.name}.overview.dot"]
+    assert set(g.pictures) == {"dot", "overview dot", "k0 dot", "k1 dot"} and os.path.getsize(g.pictures["dot"]) > 0
+    assert sorted(os.listdir(tmp_path / "pics")) == [f"{g.name}.{k}.dot" for k in ("fused", "k0", "k1", "overview")]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("`dot` is not on PATH" in w and "graphviz" in w for w in warnings), warnings
 
