@@ -114,7 +114,10 @@ def _tolerance(dtype):
 
 def _widened(tree, dtype):
     """The sample with every `dtype` tensor a fresh leaf one precision wider (f16/bf16 -> fp32,
-    fp32 -> fp64), requires_grad kept."""
+    fp32 -> fp64), requires_grad kept; an integer or bool sample as it is (exact already, and
+    bitwise ops take no float)."""
+    if not dtype.is_floating_point:
+        return tree
     wide = torch.float32 if dtype in LOW else torch.float64
 
     def up(t):
