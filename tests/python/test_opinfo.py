@@ -114,8 +114,8 @@ def _tolerance(dtype):
 
 def _widened(tree, dtype):
     """The sample with every `dtype` tensor a fresh leaf one precision wider (f16/bf16 -> fp32,
-    fp32 -> fp64), requires_grad kept; an integer or bool sample as it is (exact already, and
-    bitwise ops take no float)."""
+    fp32 -> fp64), requires_grad kept, and a `dtype` argument naming it widened too; an integer
+    or bool sample as it is (exact already, and bitwise ops take no float)."""
     if not dtype.is_floating_point:
         return tree
     wide = torch.float32 if dtype in LOW else torch.float64
@@ -123,6 +123,8 @@ def _widened(tree, dtype):
     def up(t):
         if isinstance(t, torch.Tensor) and t.dtype == dtype:
             return t.detach().to(wide).requires_grad_(t.requires_grad)
+        if isinstance(t, torch.dtype) and t == dtype:  # _softmax_backward_data's input_dtype
+            return wide
         return t
     return pytree.tree_map(up, tree)
 
