@@ -222,6 +222,11 @@ class DotWriter {
                 "kernels move " + human_bytes(total.read + total.written) + " (unfused " +
                     human_bytes(total.unfused) + ")"}) +
         "];\n";
+    style_defaults();
+  }
+
+  /// The default node and edge attributes of every picture.
+  void style_defaults() {
     out_ +=
         "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"rounded,filled\", "
         "fillcolor=\"white\", color=\"#4a78b5\", height=0.3, margin=\"0.08,0.03\"];\n";
@@ -230,7 +235,16 @@ class DotWriter {
         "fontcolor=\"#505050\", arrowsize=0.6];\n";
   }
 
-  /// One kernel's picture: its name, bytes and TilingCases as the title.
+  /// A value drawn as a plain node: its name and type, its Graph IR line as tooltip.
+  void value_node(int v) {
+    const graph::Node& n = g_.nodes[v];
+    out_ += "  " + node_id(v) + " [label=" + quoted({clip("%" + n.name), clip(type_text(n.type))}) +
+            ", shape=ellipse, style=filled, fillcolor=\"#e6e6e6\", color=\"#9a9a9a\", tooltip=" +
+            quoted(graph::print_node(g_, v)) + "];\n";
+  }
+
+  /// One kernel's picture: the graph, the kernel and its op count as the title (the cluster's
+  /// label gives its bytes and TilingCases).
   void focus_header() {
     const FusedNode& st = fg_.nodes[focus_];
     out_ += "digraph " + quoted(g_.name + "." + st.name) + " {\n";
@@ -240,25 +254,14 @@ class DotWriter {
         quoted("@" + g_.name + " kernel " + st.name + ": " + std::to_string(st.ops.size()) +
                " op(s)") +
         "];\n";
-    out_ +=
-        "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"rounded,filled\", "
-        "fillcolor=\"white\", color=\"#4a78b5\", height=0.3, margin=\"0.08,0.03\"];\n";
-    out_ +=
-        "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#707070\", "
-        "fontcolor=\"#505050\", arrowsize=0.6];\n";
+    style_defaults();
   }
 
   /// One kernel's inputs (whoever computes them) and outputs, as plain nodes.
   void focus_values() {
     const FusedNode& st = fg_.nodes[focus_];
-    for (int v : st.inputs) {
-      if (!focus_inputs_.insert(v).second) continue;
-      const graph::Node& n = g_.nodes[v];
-      out_ += "  " + node_id(v) +
-              " [label=" + quoted({clip("%" + n.name), clip(type_text(n.type))}) +
-              ", shape=ellipse, style=filled, fillcolor=\"#e6e6e6\", color=\"#9a9a9a\", tooltip=" +
-              quoted(graph::print_node(g_, v)) + "];\n";
-    }
+    for (int v : st.inputs)
+      if (focus_inputs_.insert(v).second) value_node(v);
     for (size_t i = 0; i < st.outputs.size(); ++i)
       out_ += "  \"out" + std::to_string(i) +
               "\" [label=" + quoted("%" + g_.nodes[st.outputs[i]].name) +
@@ -267,14 +270,9 @@ class DotWriter {
 
   void inputs() {
     for (size_t v = 0; v < g_.nodes.size(); ++v) {
-      const graph::Node& n = g_.nodes[v];
       OpClass cls = class_of(g_, static_cast<int>(v));
       if (cls == OpClass::Input) {
-        out_ += "  " + node_id(static_cast<int>(v)) +
-                " [label=" + quoted({clip("%" + n.name), clip(type_text(n.type))}) +
-                ", shape=ellipse, style=filled, fillcolor=\"#e6e6e6\", color=\"#9a9a9a\", "
-                "tooltip=" +
-                quoted(graph::print_node(g_, static_cast<int>(v))) + "];\n";
+        value_node(static_cast<int>(v));
       } else if (cls == OpClass::Const && consts_.count(static_cast<int>(v))) {
         out_ += "  " + node_id(static_cast<int>(v)) +
                 " [label=" + quoted(clip(graph::print_node(g_, static_cast<int>(v)))) +
