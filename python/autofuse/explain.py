@@ -29,6 +29,7 @@ import subprocess
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
+from torch.utils import _pytree as pytree
 
 from .backend import GraphRecord, collect_records, fused_op_count, get_backend
 from .config import CompilerConfig
@@ -417,14 +418,8 @@ def explain(
 
 
 def _tensors(value: Any) -> List[torch.Tensor]:
-    """The tensors in a (nested) output: tensors, lists, tuples, dicts (a ModelOutput is one)."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
-    return []
+    """The tensors in a (nested) output: torch's pytree leaves (a ModelOutput is a node)."""
+    return [t for t in pytree.tree_leaves(value) if isinstance(t, torch.Tensor)]
 
 
 def _backward_keeping_grads(outputs: List[torch.Tensor], fn: Callable, inputs: Sequence[Any]) -> None:
