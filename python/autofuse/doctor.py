@@ -40,11 +40,12 @@ def _torch_side(config: CompilerConfig) -> List[Finding]:
 
 
 def _kernel_check(config: CompilerConfig) -> Finding:
-    """Compiles one fused kernel (elementwise + reduce) in a fresh cache and runs it."""
+    """Compiles one fused kernel (elementwise + reduce) in a fresh cache and runs it (inputs
+    free of cancellation, so eager and the kernel agree at fp32 tolerance)."""
     from . import collect_records, get_backend
 
     def f(x: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.gelu(x) * x.sum(-1, keepdim=True) + 1
+        return torch.sigmoid(x) * x.abs().sum(-1, keepdim=True) + 1  # no cancellation
 
     what, fix = "kernel", "fix the problems above; `AUTOFUSE_LOG=debug` shows the compiler's command and output"
     x = torch.randn(64, 33)
