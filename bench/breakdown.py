@@ -2,9 +2,7 @@
 
 Each variant runs CALLS calls under torch.profiler (shapes recorded), in ROUNDS rounds with the
 variants in a fresh random order each round; the class split shows each variant's round of median
-wall time, and each matmul-class call its median over the rounds (one profiled round on a shared
-machine is off by 10-20%) with the median of its per-round autofuse/eager ratios (paired: the
-machine's speed drifts between rounds, so a ratio of medians from different rounds is noise). Every event on the calling thread is put in one class:
+wall time (one profiled round on a shared machine is off by 10-20%). Every event on the calling thread is put in one class:
   matmul    matmul-class ATen ops (MATMUL_OPS) with everything they call (an addmm's bias copy)
   aten      other ATen ops (self time), listed by op
   kernels   fused kernels: ours (`autofuse::g0.k3 <ATen ops inside>`, executor.py labels them
@@ -13,7 +11,10 @@ machine's speed drifts between rounds, so a ratio of medians from different roun
   wrapper   the rest of the wall time: Dynamo's guards, AOTAutograd's wrappers, the autograd
             engine, Python glue
 Then the top kernels of autofuse next to the Inductor kernel over the most of the same ATen ops,
-and each matmul-class op (by input shapes) under autofuse against eager's identical calls.
+and each matmul-class call (by what it computes) under autofuse against eager's identical call,
+measured in one profile that alternates autofuse and eager calls (matmul_pairs): the median over
+neighbouring pairs of the ratio, because rounds of separate profiles minutes apart disagree by
+10-40% on a shared 2-core machine where neighbouring calls see the same machine.
 """
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ MATMUL_OPS = {
 }
 CALLS = 5  # profiled calls per variant and round
 ROUNDS = 5
+PAIRS_BUDGET_S = 15.0  # seconds of neighbouring autofuse/eager pairs for the matmul comparison
+MIN_PAIRS, MAX_PAIRS = 15, 60
 _INDUCTOR_KERNEL = re.compile(r"cpp_fused_(.*?)(_\d+)?$")
 
 
@@ -116,38 +119,83 @@ def _call_key(name: str, shapes: List[List[int]]) -> Optional[str]:
     return None
 
 
-def _matmul_calls(prof) -> Dict[str, Tuple[int, float]]:
-    """call key (_call_key) -> (calls, inclusive µs) of the matmul-class ops."""
-    out: Dict[str, Tuple[int, float]] = {}
-    for a in prof.key_averages(group_by_input_shape=True):
-        key = _call_key(a.key, a.input_shapes) if a.key in MATMUL_OPS else None
-        if key is not None:
-            n, us = out.get(key, (0, 0.0))
-            out[key] = (n + a.count, us + a.cpu_time_total)
+def _outermost_matmuls(events: List) -> List:
+    """The matmul-class events with a call key that no keyed matmul-class event encloses (eager's
+    mm under linear -> matmul; autofuse's mm.out called by the executor)."""
+    def keyed(e) -> bool:
+        return e.name in MATMUL_OPS and _call_key(e.name, e.input_shapes) is not None
+
+    out = []
+    for e in events:
+        if keyed(e):
+            parent = e.cpu_parent
+            while parent is not None and not keyed(parent):
+                parent = parent.cpu_parent
+            if parent is None:
+                out.append(e)
     return out
+
+
+def _label_of(e) -> Optional[str]:
+    """The `bench::` record_function label enclosing e (None outside one)."""
+    parent = e.cpu_parent
+    while parent is not None and not parent.name.startswith("bench::"):
+        parent = parent.cpu_parent
+    return parent.name if parent is not None else None
+
+
+def matmul_pairs(mine: Callable[[], object], eager: Callable[[], object], pairs: int) -> Dict[str, List[Tuple[int, float, float]]]:
+    """Each matmul-class call of autofuse's `mine` against eager's identical call, in one profile
+    that alternates the two (eager, autofuse, autofuse, eager, ...): per call key (_call_key),
+    for each pair (calls per model call, autofuse µs, eager µs) summed over the pair's calls.
+    Rounds of separate profiles minutes apart disagree by 10-40% on a shared 2-core machine;
+    neighbouring calls see the same machine."""
+    for fn in (mine, eager, mine, eager):
+        fn()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        for i in range(pairs):
+            for v in (("eager", "autofuse") if i % 2 else ("autofuse", "eager")):
+                with torch.profiler.record_function(f"bench::{v}#{i}"):
+                    (mine if v == "autofuse" else eager)()
+    acc: Dict[str, Dict[int, Dict[str, List[float]]]] = collections.defaultdict(dict)
+    for e in _outermost_matmuls(prof.events()):
+        label = _label_of(e)
+        if label is None:
+            continue
+        v, i = label[len("bench::"):].split("#")
+        n_us = acc[_call_key(e.name, e.input_shapes)].setdefault(int(i), {}).setdefault(v, [0, 0.0])
+        n_us[0] += 1
+        n_us[1] += e.cpu_time_total
+    return {k: [(d["autofuse"][0], d["autofuse"][1], d["eager"][1]) for d in per.values()
+                if "autofuse" in d and "eager" in d and d["autofuse"][0] == d["eager"][0]]
+            for k, per in acc.items()}
+
+
+def matmul_table(by_key: Dict[str, List[Tuple[int, float, float]]], pairs: int) -> Tuple[List[str], float]:
+    """The per-call comparison as markdown rows and the ratio of all matched calls: per key the
+    median over pairs of autofuse µs / eager µs; overall the median over pairs of the summed
+    times (a pair where a key is missing on one side does not count)."""
+    both = {k: v for k, v in by_key.items() if len(v) == pairs}
+    lines = [f"| matmul-class call | calls | autofuse ms | eager ms | autofuse / eager (median of {pairs} neighbouring pairs) |",
+             "|---|---|---|---|---|"]
+    for k, ps in sorted(both.items(), key=lambda kv: -statistics.median(p[2] for p in kv[1])):
+        a, e = statistics.median(p[1] for p in ps), statistics.median(p[2] for p in ps)
+        lines.append(f"| {k} | {ps[0][0]} | {a / 1e3:.2f} | {e / 1e3:.2f} | {statistics.median(p[1] / p[2] for p in ps):.3f} |")
+    overall = float("nan")
+    if both:
+        totals = [(sum(both[k][i][1] for k in both), sum(both[k][i][2] for k in both)) for i in range(pairs)]
+        overall = statistics.median(a / e for a, e in totals)
+        lines.append(f"| all matched matmul calls | | {statistics.median(a for a, _ in totals) / 1e3:.2f} | "
+                     f"{statistics.median(e for _, e in totals) / 1e3:.2f} | {overall:.3f} |")
+    unmatched = sorted(k for k in by_key if k not in both)
+    if unmatched:
+        lines += ["", "matmul calls without an identical call on the other side in every pair: " + "; ".join(unmatched)]
+    return lines, overall
 
 
 def _ops_of(kernel: str) -> List[str]:
     """The ATen op names a kernel label carries (`autofuse::g0.k3 add+gelu` -> [add, gelu])."""
     return [o for o in kernel.split(" ", 1)[-1].split("+") if o not in ("clone", "view", "_to_copy")]
-
-
-def _median_calls(rounds: List[Dict[str, Tuple[int, float]]]) -> Dict[str, Tuple[int, float]]:
-    """Per call key: (calls of one round, median inclusive µs over the rounds that have it)."""
-    keys = set().union(*rounds)
-    return {k: (max(r[k][0] for r in rounds if k in r), statistics.median(r[k][1] for r in rounds if k in r))
-            for k in keys}
-
-
-def _paired_ratio(paired: List[Tuple[dict, dict]], keys: List[str]) -> float:
-    """The median over rounds of autofuse's time over eager's for the calls `keys`, each round's
-    two profiles taken minutes apart at most (the machine's speed drifts more between rounds
-    than between the variants of one round)."""
-    ratios = []
-    for mine, eager in paired:
-        if all(k in mine and k in eager for k in keys):
-            ratios.append(sum(mine[k][1] for k in keys) / sum(eager[k][1] for k in keys))
-    return statistics.median(ratios) if ratios else float("nan")
 
 
 def report(title: str, fns: Dict[str, Callable[[], object]]) -> str:
@@ -158,12 +206,11 @@ def report(title: str, fns: Dict[str, Callable[[], object]]) -> str:
         random.shuffle(order)
         for v in order:
             wall, prof = _profile(fns[v])
-            rounds[v].append((wall, _classify(prof.events()), _matmul_calls(prof)))
-    per, split, calls = {}, {}, {}
+            rounds[v].append((wall, _classify(prof.events())))
+    per, split = {}, {}
     for v in fns:
-        wall, cls, _ = sorted(rounds[v], key=lambda r: r[0])[len(rounds[v]) // 2]
+        wall, cls = sorted(rounds[v], key=lambda r: r[0])[len(rounds[v]) // 2]
         per[v], split[v] = (wall, None), cls
-        calls[v] = _median_calls([r[2] for r in rounds[v]])
     ms = lambda us: f"{us / 1e3 / CALLS:.2f}"  # noqa: E731 (µs over CALLS calls -> ms per call)
     lines = [f"### {title}: where the time goes (ms per call; {CALLS} profiled calls, median of {ROUNDS} rounds)", "",
              "| class | " + " | ".join(per) + " |", "|---|" + "---|" * len(per)]
@@ -187,19 +234,10 @@ def report(title: str, fns: Dict[str, Callable[[], object]]) -> str:
         match = f"{best[0]} | {ms(best[1])}" if best else "- | -"
         lines.append(f"| {k} | {ms(us)} | {match} |")
 
-    mine, eager = calls["autofuse"], calls["eager"]
-    both = sorted(set(mine) & set(eager), key=lambda key: -eager[key][1])
-    paired = list(zip((r[2] for r in rounds["autofuse"]), (r[2] for r in rounds["eager"])))
-    lines += ["", "| matmul-class call | calls | autofuse ms | eager ms | ratio (paired) |", "|---|---|---|---|---|"]
-    for key in both:
-        (n, a), (_, e) = mine[key], eager[key]
-        lines.append(f"| {key} | {n // CALLS} | {ms(a)} | {ms(e)} | {_paired_ratio(paired, [key]):.3f} |")
-    if both:
-        tot_a, tot_e = sum(mine[k][1] for k in both), sum(eager[k][1] for k in both)
-        lines.append(f"| all matched matmul calls | | {ms(tot_a)} | {ms(tot_e)} | {_paired_ratio(paired, both):.3f} |")
-    unmatched = sorted(set(mine) - set(eager))
-    if unmatched:
-        lines.append("")
-        lines.append("matmul calls under autofuse with no identical eager call: "
-                     + "; ".join(unmatched))
+    t0 = time.perf_counter()
+    fns["autofuse"]()
+    fns["eager"]()
+    pairs = max(MIN_PAIRS, min(MAX_PAIRS, int(PAIRS_BUDGET_S / (time.perf_counter() - t0))))
+    rows, _ = matmul_table(matmul_pairs(fns["autofuse"], fns["eager"], pairs), pairs)
+    lines += [""] + rows
     return "\n".join(lines) + "\n"
