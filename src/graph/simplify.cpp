@@ -14,12 +14,14 @@ struct PowRule {
 };
 
 /// What eager's pow_tensor_scalar computes for these exponents (2: x*x, 3: x*x*x, -2: 1/(x*x),
-/// 0.5/-0.5/-1: sqrt/rsqrt/reciprocal); for 4, (x*x)*(x*x) is within 1.5 ulp of eager's powf,
-/// which like our af_pow (SLEEF's 1-ULP powf, double-float log and exp) costs ~20x more.
+/// 0.5/-0.5/-1: sqrt/rsqrt/reciprocal; 1: a copy of x, a cast to its own dtype here, which
+/// autograd's pow backward emits as pow(x, 1.0) for every x.pow(2) in a forward); for 4,
+/// (x*x)*(x*x) is within 1.5 ulp of eager's powf, which like our af_pow (SLEEF's 1-ULP powf,
+/// double-float log and exp) costs ~20x more.
 constexpr PowRule kPowRules[] = {
     {2.0, "mul", true},          {3.0, "cube", false}, {4.0, "pow4", false},
     {-2.0, "rsquare", false},    {0.5, "sqrt", false}, {-0.5, "rsqrt", false},
-    {-1.0, "reciprocal", false},
+    {-1.0, "reciprocal", false}, {1.0, "cast", false},
 };
 
 /// The value of a rank-0 `const` node, if `n` is one.
