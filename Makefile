@@ -14,7 +14,7 @@ export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
 .PHONY: all deps build test test-unit test-lit test-python test-wheel test-models fuzz opinfo sanitize demo bench-smoke \
-  bench-ops bench-dynamic bench-tuning bench-models format clean
+  bench-ops bench-dynamic bench-tuning bench-models golden-update format clean
 
 all: build
 
@@ -143,6 +143,11 @@ bench-tuning: build
 # --breakdown" reruns one case with a profile of where its time goes. About 25-30 minutes cold.
 bench-models: build
 	$(PY) bench/bench_models.py $(BENCH_MODELS_ARGS)
+
+# Rewrites the hashes of the golden model tests (tests/lit/golden: the fusion, schedule and C++
+# autofuse-opt prints for the benchmark models' graphs) after a change meant to change them.
+golden-update: build
+	$(PY) tests/lit/golden/update_golden.py
 
 format:
 	clang-format -i $$(find src tools tests/unit python/bindings -name '*.cpp' -o -name '*.h')

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ascir/schedule_info.h"
 #include "graph/attr.h"
 #include "support/dtype.h"
 #include "sym/expr.h"
@@ -46,29 +47,6 @@ struct AscNode {
   AttrMap attrs;
   std::vector<int> sched_axes;  // loop nest, outer -> inner (axis ids)
   AscTensor out;
-};
-
-/// A tiling parameter of a scheduled graph: a size symbol the tiling function chooses at run
-/// time (a tile or block size of `axis`), a multiple of `align` elements.
-struct TilingParam {
-  std::string name;   // the size symbol, e.g. "z0t_size"
-  std::string role;   // "tile" or "block"
-  int axis = -1;      // the axis it splits
-  int64_t align = 1;  // multiple of this many elements
-};
-
-/// What the Schedule pass decided: one TilingCase of the kernel.
-struct ScheduleInfo {
-  int tiling_key = 0;
-  std::string case_name;  // the schedule family, e.g. "elementwise", "reduce_inner"
-  /// The TilingCases the tiling function chooses from at run time; index = tiling_key
-  /// (e.g. {"reduce_inner_all_load", "reduce_inner_split"}). One entry for a single case.
-  std::vector<std::string> tiling_cases;
-  int block_axis = -1;       // the axis whose index is the launch block index
-  int vectorized_axis = -1;  // innermost axis computed in SIMD lanes
-  std::vector<TilingParam> params;
-  int64_t ub_bytes = 0;           // tile buffer budget the tiling function respects
-  int64_t bytes_per_element = 0;  // live buffer bytes per element of the tile axis
 };
 
 /// One kernel's loop-level graph. Nodes are in topological order.

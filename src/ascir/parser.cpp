@@ -295,9 +295,11 @@ class Parser {
     if (g_.schedule) fail("second schedule block in ascgraph @" + g_.name);
     ScheduleInfo s;
     ws();
-    auto [case_name, end] = parse_string_literal(text_, pos_);
+    auto [family, end] = parse_string_literal(text_, pos_);
+    std::optional<ScheduleFamily> f = schedule_family_named(family);
+    if (!f) fail("unknown schedule family \"" + family + "\" (known: elementwise, reduce_inner, reduce_outer)");
     pos_ = end;
-    s.case_name = std::move(case_name);
+    s.family = *f;
     expect_keyword("key", "after the schedule name");
     s.tiling_key = static_cast<int>(integer("a tiling key"));
     expect('{', "opening the schedule block");
@@ -309,8 +311,10 @@ class Parser {
           if (!s.tiling_cases.empty()) expect(',', "between TilingCase names");
           ws();
           auto [case_name, case_end] = parse_string_literal(text_, pos_);
+          std::optional<TilingCase> c = tiling_case_named(case_name);
+          if (!c) fail("unknown TilingCase \"" + case_name + "\"");
           pos_ = case_end;
-          s.tiling_cases.push_back(std::move(case_name));
+          s.tiling_cases.push_back(*c);
         }
       } else if (keyword("block_axis")) {
         s.block_axis = axis_ref("an axis name");
@@ -324,7 +328,10 @@ class Parser {
         TilingParam p;
         p.name = name("a parameter name");
         expect('=', "after param " + p.name);
-        p.role = name("a parameter role (tile or block)");
+        std::string role = name("a parameter role (tile or block)");
+        std::optional<ParamRole> r = param_role_named(role);
+        if (!r) fail("param " + p.name + ": role '" + role + "' is neither tile nor block");
+        p.role = *r;
         expect('(', "after the parameter role");
         p.axis = axis_ref("an axis name");
         expect(')', "closing the parameter axis");

@@ -65,11 +65,11 @@ void print_node(const AscGraph& g, const AscNode& n, std::string& out) {
 
 void print_schedule(const AscGraph& g, const ScheduleInfo& s, std::string& out) {
   out +=
-      "  schedule " + attr_str(Attr(s.case_name)) + " key " + std::to_string(s.tiling_key) + " {\n";
+      "  schedule " + attr_str(Attr(std::string(name(s.family)))) + " key " + std::to_string(s.tiling_key) + " {\n";
   if (!s.tiling_cases.empty()) {
     out += "    cases [";
     for (size_t i = 0; i < s.tiling_cases.size(); ++i)
-      out += (i ? ", " : "") + attr_str(Attr(s.tiling_cases[i]));
+      out += (i ? ", " : "") + attr_str(Attr(std::string(name(s.tiling_cases[i]))));
     out += "]\n";
   }
   if (s.block_axis != -1) out += "    block_axis " + g.axis(s.block_axis).name + "\n";
@@ -78,7 +78,7 @@ void print_schedule(const AscGraph& g, const ScheduleInfo& s, std::string& out) 
   out += "    ub_bytes " + std::to_string(s.ub_bytes) + "\n";
   out += "    bytes_per_element " + std::to_string(s.bytes_per_element) + "\n";
   for (const TilingParam& p : s.params)
-    out += "    param " + p.name + " = " + p.role + "(" + g.axis(p.axis).name + ") align " +
+    out += "    param " + p.name + " = " + std::string(name(p.role)) + "(" + g.axis(p.axis).name + ") align " +
            std::to_string(p.align) + "\n";
   out += "  }\n";
 }

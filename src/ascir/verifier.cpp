@@ -207,7 +207,7 @@ class Verifier {
   }
 
   void check_schedule(const ScheduleInfo& s) const {
-    std::string label = "schedule \"" + s.case_name + "\"";
+    std::string label = "schedule \"" + std::string(name(s.family)) + "\"";
     if (s.block_axis != -1 && !has_axis(s.block_axis))
       fail(label + ": block axis id " + std::to_string(s.block_axis) + " does not exist");
     if (s.vectorized_axis != -1 && !has_axis(s.vectorized_axis))
@@ -219,8 +219,6 @@ class Verifier {
       std::string pl = label + ": param " + p.name;
       if (!is_ir_name(p.name)) fail(pl + ": name is not [A-Za-z0-9_.]+");
       if (!names.insert(p.name).second) fail(pl + ": declared twice");
-      if (p.role != "tile" && p.role != "block")
-        fail(pl + ": role '" + p.role + "' is neither tile nor block");
       if (!has_axis(p.axis)) fail(pl + ": axis id " + std::to_string(p.axis) + " does not exist");
       if (p.align < 1) fail(pl + ": align " + std::to_string(p.align) + " must be >= 1");
     }

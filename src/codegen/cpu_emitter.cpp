@@ -41,7 +41,7 @@ EmittedKernel emit_nest(const ascir::AscGraph& g, const schedule::Target& t, std
   const int64_t lanes = schedule::vector_lanes(t);
   KernelContext k = analyze_kernel(g, kernel_c_name(g.name));
   for (const auto& p : g.schedule->params)
-    if (p.role == "tile" && p.align % lanes != 0)
+    if (p.role == ascir::ParamRole::Tile && p.align % lanes != 0)
       throw CompileError("codegen @" + g.name + ": tile parameter " + p.name + " aligned to " +
                          std::to_string(p.align) + ", not a multiple of the " +
                          std::to_string(lanes) + " lanes of isa " + t.isa);

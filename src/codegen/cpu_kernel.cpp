@@ -346,15 +346,12 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
   k.name = c_name;
   if (!g.schedule) fail(g, "the graph is not scheduled (run schedule::schedule_kernel first)");
   const ascir::ScheduleInfo& s = *g.schedule;
-  const bool reduce = s.case_name == "reduce_inner" || s.case_name == "reduce_outer";
-  if (s.case_name != "elementwise" && !reduce)
-    fail(g, "TilingCase \"" + s.case_name +
-                "\" has no CPU emitter (known: elementwise, reduce_inner, reduce_outer)");
+  const bool reduce = ascir::is_reduce(s.family);
   const ascir::TilingParam* tile = nullptr;
   const ascir::TilingParam* block = nullptr;
   for (const auto& p : s.params) {
-    if (p.role == "tile") tile = &p;
-    if (p.role == "block") block = &p;
+    if (p.role == ascir::ParamRole::Tile) tile = &p;
+    if (p.role == ascir::ParamRole::Block) block = &p;
   }
   if (!tile || !block) fail(g, "the schedule needs one tile and one block parameter");
   k.tile_param = tile->name;
@@ -386,7 +383,7 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
   if (reduce && k.nest.size() >= 3) {
     // Row values run on [block_outer, block_inner] (+ the vectorized axis for reduce_outer).
     std::vector<int> row = {k.nest[0], k.nest[1]};
-    if (s.case_name == "reduce_outer") row.push_back(k.nest.back());
+    if (s.family == ascir::ScheduleFamily::ReduceOuter) row.push_back(k.nest.back());
     for (const auto& n : g.nodes)
       if (n.sched_axes != k.nest && n.sched_axes != row)
         fail(g, "%" + n.name + " is neither on the row nest nor on the full loop nest");
@@ -409,11 +406,12 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
     if (n.op == "data") ++k.num_inputs;
     if (n.op == "output") ++k.num_outputs;
   }
+  if (reduce) k.plan = schedule::plan_reduce(g);
   return k;
 }
 
 bool is_reduce_case(const KernelContext& k) {
-  return k.g->schedule->case_name != "elementwise";
+  return ascir::is_reduce(k.g->schedule->family);
 }
 
 std::string emit_kernel_function(const KernelContext& k) {

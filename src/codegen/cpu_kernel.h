@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ascir/asc_graph.h"
+#include "schedule/reduce_plan.h"
 
 namespace af::codegen {
 
@@ -27,10 +28,12 @@ struct KernelContext {
   int block_parent = -1;                // the axis block_outer x block_inner splits
   std::string tile_param, block_param;  // symbol names
   int num_inputs = 0, num_outputs = 0;
+  schedule::ReducePlan plan;  // a reduction family's passes (empty for elementwise)
 };
 
-/// Reads the schedule of `g` (TilingCase "elementwise", "reduce_inner" or "reduce_outer") and
-/// checks the emitter can print it. Throws CompileError naming the kernel otherwise.
+/// Reads the schedule of `g` (any ScheduleFamily; a reduction's plan once, for the tiling
+/// function and the kernel alike) and checks the emitter can print it. Throws CompileError
+/// naming the kernel otherwise.
 KernelContext analyze_kernel(const ascir::AscGraph& g, const std::string& c_name);
 
 /// C++ text of `e` with symbols replaced by their C variables.
@@ -73,7 +76,7 @@ std::vector<std::string> kernel_prologue(const KernelContext& k);
 /// The kernel function of a reduction TilingCase (reduce_inner / reduce_outer).
 std::string emit_reduce_kernel_function(const KernelContext& k);
 
-/// Whether the kernel's schedule is a reduction TilingCase.
+/// Whether the kernel's schedule is a reduction family.
 bool is_reduce_case(const KernelContext& k);
 
 /// The text of `extern "C" void <name>_kernel(void* const* args, const void* tiling_data,

@@ -7,6 +7,7 @@
 
 #include "codegen/cpu_kernel.h"
 #include "codegen/cpu_values.h"
+#include "graph/op_registry.h"
 #include "schedule/reduce_plan.h"
 #include "schedule/reduce_schedule.h"
 
@@ -43,7 +44,10 @@ constexpr int kOuterCascade = 256;
 class ReducePrinter {
  public:
   explicit ReducePrinter(const KernelContext& k)
-      : k_(k), g_(*k.g), inner_(g_.schedule->case_name == "reduce_inner") {}
+      : k_(k),
+        g_(*k.g),
+        inner_(g_.schedule->family == ascir::ScheduleFamily::ReduceInner),
+        plan_(k.plan) {}
 
   std::string print() {
     analyze();
@@ -111,7 +115,6 @@ class ReducePrinter {
   }
 
   void analyze() {
-    plan_ = schedule::plan_reduce(g_);
     const size_t n = g_.nodes.size();
     users_.assign(n, {});
     var_.assign(n, "");
@@ -138,7 +141,7 @@ class ReducePrinter {
                                g_.axis(k_.vec_parent).name);
         lane_stride_[i] = node.out.strides.back();
       }
-      if (schedule::is_reduce_op(node.op)) kind(static_cast<int>(i));
+      if (graph::is_reduce_op(node.op)) kind(static_cast<int>(i));
     }
     for (size_t d = 2; d + 1 < k_.nest.size(); ++d)
       if (!inner_) reduced_loops_.push_back(k_.nest[d]);
@@ -264,7 +267,7 @@ class ReducePrinter {
   void emit_row_value(int depth, int i, bool tail) {
     const AscNode& n = g_.nodes[i];
     if (n.op == "data" || n.op == "store" || n.op == "output" || n.op == "broadcast") return;
-    if (schedule::is_reduce_op(n.op)) return;
+    if (graph::is_reduce_op(n.op)) return;
     std::string rhs;
     std::string pos = row_array_[i] ? "u * AF_LANES" : "0";
     if (n.op == "load") {
@@ -292,7 +295,7 @@ class ReducePrinter {
     std::vector<int> stack;
     for (size_t i = 0; i < n; ++i) {
       const AscNode& node = g_.nodes[i];
-      if (schedule::is_reduce_op(node.op) && plan_.stage[node.inputs[0]] == p)
+      if (graph::is_reduce_op(node.op) && plan_.stage[node.inputs[0]] == p)
         stack.push_back(node.inputs[0]);
       if (node.op == "store" && plan_.full[i] && plan_.stage[i] == p)
         stack.push_back(node.inputs[0]);
@@ -315,7 +318,7 @@ class ReducePrinter {
   std::vector<int> pass_reduces(int p) const {
     std::vector<int> out;
     for (size_t i = 0; i < g_.nodes.size(); ++i)
-      if (schedule::is_reduce_op(g_.nodes[i].op) && plan_.stage[g_.nodes[i].inputs[0]] == p)
+      if (graph::is_reduce_op(g_.nodes[i].op) && plan_.stage[g_.nodes[i].inputs[0]] == p)
         out.push_back(static_cast<int>(i));
     return out;
   }
@@ -426,7 +429,7 @@ class ReducePrinter {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const AscNode& n = g_.nodes[i];
       if (plan_.full[i] || plan_.stage[i] != s) continue;
-      if (schedule::is_reduce_op(n.op)) {
+      if (graph::is_reduce_op(n.op)) {
         emit_finalize(depth, static_cast<int>(i));
         continue;
       }
@@ -557,7 +560,7 @@ class ReducePrinter {
   const KernelContext& k_;
   const AscGraph& g_;
   const bool inner_;
-  schedule::ReducePlan plan_;
+  const schedule::ReducePlan& plan_;
   std::vector<std::string> lines_;
   std::vector<std::vector<int>> users_;
   std::vector<std::string> var_;

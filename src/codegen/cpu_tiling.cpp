@@ -56,7 +56,7 @@ std::string reduce_tiling_function(const KernelContext& k, const TilingCall& c) 
   const std::string model = std::to_string(c.passes) + ", af_max(" +
                             std::to_string(c.memory_milli) + ", " + compute + "), af_max(" +
                             std::to_string(c.split_memory_milli) + ", " + compute + ")";
-  if (c.family == "reduce_inner") {
+  if (c.family == ascir::ScheduleFamily::ReduceInner) {
     f += "  af_tiling_reduce(AF_LANES, " + cpp_expr(k, c.a) + ", " + cpp_expr(k, c.b) + ", " +
          std::to_string(c.bytes_per_element) + ", " + std::to_string(c.ub_bytes) + ", " +
          (c.two_cases ? "1" : "0") + ", " + model + ", target, &tile, &block, &block_dim, &key);\n";
@@ -71,7 +71,7 @@ std::string reduce_tiling_function(const KernelContext& k, const TilingCall& c) 
   f += "  td->" + tile + " = tile;\n";
   f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
   f += "  td->stream_stores = " +
-       (c.family == "reduce_inner" ? "af_tiling_stream_stores(" + cpp_expr(k, c.output_bytes) + ")"
+       (c.family == ascir::ScheduleFamily::ReduceInner ? "af_tiling_stream_stores(" + cpp_expr(k, c.output_bytes) + ")"
                                    : std::string("0")) +
        ";\n";
   f += "  td->header.block_dim = block_dim;\n";
@@ -110,7 +110,7 @@ TilingCall tiling_call(const KernelContext& k) {
                            name);
   };
   TilingCall c;
-  c.family = s.case_name;
+  c.family = s.family;
   c.bytes_per_element = s.bytes_per_element;
   c.ub_bytes = s.ub_bytes;
   c.two_cases = s.tiling_cases.size() > 1;
@@ -125,7 +125,7 @@ TilingCall tiling_call(const KernelContext& k) {
   if (is_reduce_case(k)) {
     // Per row element: every full load read once (all_load, from the row buffer after the first
     // pass) or once per pass (split), every full store written once.
-    const schedule::ReducePlan plan = schedule::plan_reduce(g);
+    const schedule::ReducePlan& plan = k.plan;
     int64_t load_bytes = 0, store_bytes = 0;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const ascir::AscNode& n = g.nodes[i];
@@ -137,7 +137,7 @@ TilingCall tiling_call(const KernelContext& k) {
     c.memory_milli = (load_bytes + store_bytes) * 1000 / 8;
     c.split_memory_milli = (plan.passes * load_bytes + store_bytes) * 1000 / 8;
     c.a = g.axis(k.block_parent).size;
-    if (c.family == "reduce_inner") {
+    if (c.family == ascir::ScheduleFamily::ReduceInner) {
       c.b = g.axis(k.vec_parent).size;
     } else {
       sym::Expr reduced = 1;
@@ -178,15 +178,15 @@ TilingChoice evaluate_tiling(const ascir::AscGraph& g, const sym::Bindings& valu
   // reduce_outer's rows are chunks of a fixed width: the tile parameter is known up front.
   const int64_t chunk = lanes * AF_OUTER_VECTORS;
   sym::Bindings v = values;
-  if (c.family == "reduce_outer") v[k.tile_param] = chunk;
+  if (c.family == ascir::ScheduleFamily::ReduceOuter) v[k.tile_param] = chunk;
   int64_t a = c.a.eval(v), b = c.b.eval(v);
-  if (c.family == "elementwise") {
+  if (c.family == ascir::ScheduleFamily::Elementwise) {
     af_tiling_elementwise(lanes, a, b, c.bytes_per_element, c.ub_bytes,
                           std::max(c.memory_milli, c.compute_milli / lanes), &t, &out.tile,
                           &out.block, &out.block_dim);
     out.tiling_key = g.schedule->tiling_key;
     out.stream_stores = af_tiling_stream_stores(c.output_bytes.eval(values));
-  } else if (c.family == "reduce_inner") {
+  } else if (c.family == ascir::ScheduleFamily::ReduceInner) {
     af_tiling_reduce(lanes, a, b, c.bytes_per_element, c.ub_bytes, c.two_cases ? 1 : 0, c.passes,
                      std::max(c.memory_milli, c.compute_milli / lanes),
                      std::max(c.split_memory_milli, c.compute_milli / lanes), &t, &out.tile,
@@ -203,11 +203,11 @@ TilingChoice evaluate_tiling(const ascir::AscGraph& g, const sym::Bindings& valu
 }
 
 std::string tiling_choice_str(const ascir::AscGraph& g, const TilingChoice& c) {
-  const auto& cases = g.schedule->tiling_cases;
-  std::string name = c.tiling_key >= 0 && c.tiling_key < static_cast<int64_t>(cases.size())
-                         ? cases[static_cast<size_t>(c.tiling_key)]
-                         : g.schedule->case_name;
-  return "tiling_key " + std::to_string(c.tiling_key) + " (" + name + ") tile " +
+  const std::vector<ascir::TilingCase> cases = g.schedule->cases();
+  std::string_view name = c.tiling_key >= 0 && c.tiling_key < static_cast<int64_t>(cases.size())
+                              ? ascir::name(cases[static_cast<size_t>(c.tiling_key)])
+                              : ascir::name(g.schedule->family);
+  return "tiling_key " + std::to_string(c.tiling_key) + " (" + std::string(name) + ") tile " +
          std::to_string(c.tile) + " block " + std::to_string(c.block) + " block_dim " +
          std::to_string(c.block_dim) + " stream_stores " + std::to_string(c.stream_stores);
 }

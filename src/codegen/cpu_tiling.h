@@ -17,8 +17,8 @@ namespace af::codegen {
 /// "reduce_outer": af_tiling_reduce(a = rows, b = reduced extent x chunk), tile = the chunk of
 /// AF_OUTER_VECTORS vectors.
 struct TilingCall {
-  std::string family;  // the schedule's case_name
-  sym::Expr a, b;      // see above
+  ascir::ScheduleFamily family = ascir::ScheduleFamily::Elementwise;
+  sym::Expr a, b;  // see above
   int64_t bytes_per_element = 0;
   int64_t ub_bytes = 0;
   bool two_cases = false;  // reduce_inner with the all_load / split TilingCases

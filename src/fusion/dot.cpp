@@ -473,8 +473,9 @@ StepBytes step_bytes(const FusedGraph& fg, const FusedNode& step) {
 
 std::vector<std::string> tiling_cases(const ascir::AscGraph& kernel) {
   if (!kernel.schedule) return {};
-  if (!kernel.schedule->tiling_cases.empty()) return kernel.schedule->tiling_cases;
-  return {kernel.schedule->case_name};
+  std::vector<std::string> out;
+  for (ascir::TilingCase c : kernel.schedule->cases()) out.emplace_back(ascir::name(c));
+  return out;
 }
 
 std::vector<std::string> tiling_cases(const FusedNode& step) {

@@ -25,8 +25,8 @@ struct StepBytes {
 /// a node outside the graph or a size has no hint.
 StepBytes step_bytes(const FusedGraph& fg, const FusedNode& step);
 
-/// The TilingCases of a scheduled kernel: schedule->tiling_cases (index = tiling_key), or its
-/// case_name when that list is empty; empty when the kernel is not scheduled.
+/// The names of the TilingCases of a scheduled kernel (ScheduleInfo::cases(), index =
+/// tiling_key); empty when the kernel is not scheduled.
 std::vector<std::string> tiling_cases(const ascir::AscGraph& kernel);
 /// The TilingCases of a kernel step: its kernel's, or per segment of a concat kernel
 /// "s<i>: <case>" for each case of segment i.

@@ -34,14 +34,9 @@ sym::Expr repeat_on(const ascir::AscTensor& t, int id) {
 
 }  // namespace
 
-bool is_reduce_op(const std::string& op) {
-  const graph::OpDef* def = graph::find_op(op);
-  return def && def->cls == graph::OpClass::Reduce;
-}
-
 bool has_reduce(const ascir::AscGraph& k) {
   for (const ascir::AscNode& n : k.nodes)
-    if (is_reduce_op(n.op)) return true;
+    if (graph::is_reduce_op(n.op)) return true;
   return false;
 }
 
@@ -61,7 +56,7 @@ std::vector<int> reduced_axes_of(const ascir::AscGraph& k, int node) {
 std::vector<int> kernel_reduced_axes(const ascir::AscGraph& k) {
   std::vector<int> all;
   for (int i = 0; i < static_cast<int>(k.nodes.size()); ++i)
-    if (is_reduce_op(k.nodes[i].op))
+    if (graph::is_reduce_op(k.nodes[i].op))
       for (int ax : reduced_axes_of(k, i))
         if (std::find(all.begin(), all.end(), ax) == all.end()) all.push_back(ax);
   sort_by_kernel_order(k, all);
@@ -81,7 +76,7 @@ std::optional<std::string> reduction_check(const FusedNode& kernel, const graph:
   std::vector<int> reduced;
   bool first = true;
   for (int i = 0; i < static_cast<int>(k.nodes.size()); ++i) {
-    if (!is_reduce_op(k.nodes[i].op)) continue;
+    if (!graph::is_reduce_op(k.nodes[i].op)) continue;
     std::vector<int> mine = reduced_axes_of(k, i);
     if (mine.empty()) continue;
     if (first) {
@@ -110,7 +105,7 @@ std::optional<std::string> reduction_check(const FusedNode& kernel, const graph:
   int epilogue = 0;
   for (size_t i = 0; i < k.nodes.size(); ++i) {
     for (int in : k.nodes[i].inputs)
-      if (after[in] || is_reduce_op(k.nodes[in].op)) after[i] = 1;
+      if (after[in] || graph::is_reduce_op(k.nodes[in].op)) after[i] = 1;
     if (after[i] && is_compute(k.nodes[i].op)) ++epilogue;
   }
   if (epilogue > opts.max_reduce_epilogue)

@@ -11,8 +11,6 @@
 
 namespace af::fusion {
 
-/// Whether `op` is a reduce kind of the Graph IR registry (reduce_sum, reduce_mean, ...).
-bool is_reduce_op(const std::string& op);
 /// Whether kernel `k` has a reduce node.
 bool has_reduce(const ascir::AscGraph& k);
 /// The axis ids reduce node `node` of `k` reduces: where its input's repeat is not 1 and its

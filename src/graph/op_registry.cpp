@@ -132,6 +132,11 @@ const OpDef* find_op(std::string_view kind) {
   return it == index.end() ? nullptr : it->second;
 }
 
+bool is_reduce_op(std::string_view kind) {
+  const OpDef* def = find_op(kind);
+  return def && def->cls == OpClass::Reduce;
+}
+
 const std::vector<OpDef>& all_ops() {
   return kOps;
 }

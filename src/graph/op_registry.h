@@ -49,5 +49,8 @@ struct OpDef {
 const OpDef* find_op(std::string_view kind);
 /// All rows, in table order.
 const std::vector<OpDef>& all_ops();
+/// Whether `kind` is a reduce kind of the registry (reduce_sum, reduce_mean, ...): the one
+/// definition fusion, schedule and codegen ask.
+bool is_reduce_op(std::string_view kind);
 
 }  // namespace af::graph

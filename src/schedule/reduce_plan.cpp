@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "graph/op_registry.h"
 #include "schedule/reduce_schedule.h"
 
 namespace af::schedule {
@@ -17,7 +18,7 @@ ReducePlan plan_reduce(const ascir::AscGraph& g) {
   int last = 0;
   for (size_t i = 0; i < n; ++i) {
     const ascir::AscNode& node = g.nodes[i];
-    bool reduce = is_reduce_op(node.op);
+    bool reduce = graph::is_reduce_op(node.op);
     p.full[i] = !reduce && node.sched_axes.size() == longest;
     int st = 0;
     for (int in : node.inputs) st = std::max(st, p.stage[in]);

@@ -110,7 +110,7 @@ int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
   std::vector<bool> wanted(g.nodes.size(), false);
   for (size_t u = 0; u < g.nodes.size(); ++u) {
     const AscNode& n = g.nodes[u];
-    if (!p.full[u] || is_reduce_op(n.op) || n.op == "store") continue;
+    if (!p.full[u] || graph::is_reduce_op(n.op) || n.op == "store") continue;
     for (int in : n.inputs) {
       while (g.nodes[in].op == "broadcast") in = g.nodes[in].inputs.at(0);  // an alias
       if (p.full[in] && p.stage[in] < p.stage[u] && g.nodes[in].op != "data") wanted[in] = true;
@@ -125,7 +125,7 @@ int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const AscNode& n = g.nodes[i];
     const graph::OpDef* def = graph::find_op(n.op);
-    bool available = n.op == "load" || n.op == "data" || !p.full[i] || is_reduce_op(n.op);
+    bool available = n.op == "load" || n.op == "data" || !p.full[i] || graph::is_reduce_op(n.op);
     if (!available) {
       cost[i] = def ? def->cost : 1;
       for (int in : n.inputs)
@@ -188,15 +188,11 @@ void reciprocal_row_divisors(AscGraph& g, const std::vector<int>& reduced) {
 
 }  // namespace
 
-bool is_reduce_op(const std::string& op) {
-  return op.rfind("reduce_", 0) == 0;
-}
-
 std::vector<int> reduced_axes(const AscGraph& g) {
   std::vector<int> axes;
   int first = -1;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (!is_reduce_op(g.nodes[i].op)) continue;
+    if (!graph::is_reduce_op(g.nodes[i].op)) continue;
     std::vector<int> mine = axes_reduced_by(g, static_cast<int>(i));
     if (mine.empty()) continue;  // a reduction over size-1 axes is the identity
     if (first < 0) {
@@ -216,7 +212,7 @@ int remove_identity_reduces(AscGraph& g) {
   int removed = 0;
   for (int i = 0; i < n; ++i) {
     replace[i] = i;
-    if (is_reduce_op(g.nodes[i].op) && axes_reduced_by(g, i).empty()) {
+    if (graph::is_reduce_op(g.nodes[i].op) && axes_reduced_by(g, i).empty()) {
       replace[i] = replace[g.nodes[i].inputs.at(0)];
       ++removed;
     }
@@ -268,7 +264,7 @@ void schedule_reduce(AscGraph& g, const Target& t) {
     const AscNode& node = g.nodes[i];
     if (node.op == "data")
       full[i] = true;
-    else if (is_reduce_op(node.op))
+    else if (graph::is_reduce_op(node.op))
       full[i] = true;  // consumes the row inside the passes
     else if (node.op == "store")
       full[i] = varies_along(g.nodes[node.inputs.at(0)], reduced);
@@ -299,10 +295,10 @@ void schedule_reduce(AscGraph& g, const Target& t) {
     auto [xb_outer, xb_inner] = split_axis(g, x, block_param, false);
     full_nest = {xb_outer, xb_inner, v_outer, v_inner};
     row_nest = {xb_outer, xb_inner};
-    s.case_name = "reduce_inner";
+    s.family = ascir::ScheduleFamily::ReduceInner;
     s.block_axis = xb_outer;
-    s.params.push_back({tile_param, "tile", v, lanes});
-    s.params.push_back({block_param, "block", x, 1});
+    s.params.push_back({tile_param, ascir::ParamRole::Tile, v, lanes});
+    s.params.push_back({block_param, ascir::ParamRole::Block, x, 1});
   } else {
     kept.push_back(v_outer);
     int x = kept.size() == 1 ? kept[0] : dim_axis(g, kept);
@@ -313,11 +309,11 @@ void schedule_reduce(AscGraph& g, const Target& t) {
       if (rl.cls[d] == 1) full_nest.push_back(dim_axes[d]);
     full_nest.push_back(v_inner);
     row_nest = {xb_outer, xb_inner, v_inner};
-    s.case_name = "reduce_outer";
-    s.tiling_cases = {"reduce_outer"};
+    s.family = ascir::ScheduleFamily::ReduceOuter;
+    s.tiling_cases = {ascir::TilingCase::ReduceOuter};
     s.block_axis = xb_outer;
-    s.params.push_back({tile_param, "tile", v, lanes});
-    s.params.push_back({block_param, "block", x, 1});
+    s.params.push_back({tile_param, ascir::ParamRole::Tile, v, lanes});
+    s.params.push_back({block_param, ascir::ParamRole::Block, x, 1});
   }
   s.vectorized_axis = v_inner;
   const sym::Expr tile = sym::Expr::symbol(tile_param);
@@ -361,12 +357,12 @@ void schedule_reduce(AscGraph& g, const Target& t) {
     int64_t slots = assign_row_buffer(g, rl.l);
     s.bytes_per_element = 4 * slots;
     if (slots > 0) {
-      s.tiling_cases = {"reduce_inner_all_load", "reduce_inner_split"};
+      s.tiling_cases = {ascir::TilingCase::ReduceInnerAllLoad, ascir::TilingCase::ReduceInnerSplit};
       // A static row length decides the case now (the tiling function decides the same way).
       auto len = g.axis(g.axis(s.vectorized_axis).from.at(0)).size.as_const();
       if (len && *len * s.bytes_per_element > s.ub_bytes) s.tiling_key = 1;
     } else {
-      s.tiling_cases = {"reduce_inner"};
+      s.tiling_cases = {ascir::TilingCase::ReduceInner};
     }
   }
   g.schedule = std::move(s);

@@ -12,9 +12,6 @@
 
 namespace af::schedule {
 
-/// Whether `op` names a reduce node ("reduce_sum", "reduce_max", ...).
-bool is_reduce_op(const std::string& op);
-
 /// The original axes the reduce nodes of an unscheduled kernel reduce (where a reduce's input
 /// has repeat != 1 and its own repeat is 1), sorted; empty when no reduce reduces anything.
 /// Throws CompileError naming both nodes when two reduce nodes reduce different axes.

@@ -131,14 +131,14 @@ void schedule_kernel(AscGraph& g, const Target& t) {
 
   ascir::ScheduleInfo s;
   s.tiling_key = 0;
-  s.case_name = "elementwise";
-  s.tiling_cases = {"elementwise"};
+  s.family = ascir::ScheduleFamily::Elementwise;
+  s.tiling_cases = {ascir::TilingCase::Elementwise};
   s.block_axis = block_outer;
   s.vectorized_axis = tile_inner;
   s.ub_bytes = t.ub_bytes;
   s.bytes_per_element = std::max<int64_t>(1, bytes_per_element);
-  s.params.push_back({tile_param, "tile", m, lanes});
-  s.params.push_back({block_param, "block", x, 1});
+  s.params.push_back({tile_param, ascir::ParamRole::Tile, m, lanes});
+  s.params.push_back({block_param, ascir::ParamRole::Block, x, 1});
   g.schedule = std::move(s);
 }
 

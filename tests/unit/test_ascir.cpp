@@ -162,32 +162,31 @@ TEST(AscIR, RoundTripsScheduledGraph) {
   EXPECT_EQ(g.nodes[0].out.dtype, DType::F16);
   ASSERT_TRUE(g.schedule);
   const ScheduleInfo& s = *g.schedule;
-  EXPECT_EQ(s.case_name, "elementwise");
+  EXPECT_EQ(s.family, ScheduleFamily::Elementwise);
   EXPECT_EQ(s.block_axis, 3);
   EXPECT_EQ(s.vectorized_axis, 6);
   EXPECT_EQ(s.ub_bytes, 262144);
   EXPECT_EQ(s.bytes_per_element, 12);
   ASSERT_EQ(s.params.size(), 2u);
   EXPECT_EQ(s.params[0].name, "z0z1t_size");
-  EXPECT_EQ(s.params[0].role, "tile");
+  EXPECT_EQ(s.params[0].role, ParamRole::Tile);
   EXPECT_EQ(s.params[0].axis, 4);
   EXPECT_EQ(s.params[1].align, 8);
 }
 
-TEST(AscIR, ScheduleOmitsUnsetAxesAndQuotesName) {
+TEST(AscIR, ScheduleOmitsUnsetAxes) {
   AscGraph g = doc_example();
   ScheduleInfo s;
-  s.case_name = "odd \"name\"";
+  s.family = ScheduleFamily::ReduceOuter;
   s.tiling_key = 3;
   g.schedule = s;
   std::string text = print(g);
-  EXPECT_NE(text.find("  schedule \"odd \\\"name\\\"\" key 3 {\n    ub_bytes 0\n"),
-            std::string::npos)
+  EXPECT_NE(text.find("  schedule \"reduce_outer\" key 3 {\n    ub_bytes 0\n"), std::string::npos)
       << text;
   EXPECT_EQ(text.find("block_axis"), std::string::npos);
   EXPECT_EQ(text.find("vectorized_axis"), std::string::npos);
   AscGraph back = parse_asc_graph(text);
-  EXPECT_EQ(back.schedule->case_name, s.case_name);
+  EXPECT_EQ(back.schedule->family, s.family);
   EXPECT_EQ(back.schedule->block_axis, -1);
   EXPECT_EQ(back.schedule->vectorized_axis, -1);
   EXPECT_EQ(print(back), text);
@@ -283,6 +282,32 @@ std::string parse_error(const std::string& text) {
   return "no error";
 }
 
+TEST(AscIR, ScheduleNamesAreAClosedSet) {
+  // Families, TilingCases and parameter roles are types: a name no table row has is a parse
+  // error naming it, and every value prints as the name that parses back to it.
+  const std::string text = kScheduled;
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  EXPECT_NE(parse_error(with("schedule \"elementwise\"", "schedule \"diagonal\"")).find("unknown schedule family \"diagonal\""), std::string::npos);
+  EXPECT_NE(parse_error(with("= tile(", "= stripe(")).find("role 'stripe' is neither tile nor block"), std::string::npos);
+  AscGraph g = parse_asc_graph(kScheduled);
+  g.schedule->tiling_cases = {TilingCase::ReduceInnerSplit};
+  std::string cases = print(g);
+  EXPECT_NE(cases.find("cases [\"reduce_inner_split\"]"), std::string::npos) << cases;
+  const std::string bad = cases.replace(cases.find("reduce_inner_split"), 18, "zigzag");
+  EXPECT_NE(parse_error(bad).find("unknown TilingCase \"zigzag\""), std::string::npos);
+  for (ScheduleFamily f : {ScheduleFamily::Elementwise, ScheduleFamily::ReduceInner, ScheduleFamily::ReduceOuter})
+    EXPECT_EQ(schedule_family_named(name(f)), f);
+  for (TilingCase c : {TilingCase::Elementwise, TilingCase::ReduceInner, TilingCase::ReduceInnerAllLoad,
+                       TilingCase::ReduceInnerSplit, TilingCase::ReduceOuter})
+    EXPECT_EQ(tiling_case_named(name(c)), c);
+  EXPECT_EQ(param_role_named("block"), ParamRole::Block);
+}
+
 TEST(AscIR, ParseErrorsCarryLineAndColumn) {
   const std::string head = "ascgraph @g {\n  axis z0 : s0\n";
   EXPECT_EQ(parse_error(head + "  axis z0 : 4\n}\n"), "line 3:8: axis 'z0' declared twice");
@@ -306,10 +331,10 @@ TEST(AscIR, ParseErrorsCarryLineAndColumn) {
       parse_error(head + "  %a = data() {index = 0, index = 1} sched [z0] : f32 [z0] repeats [s0] "
                          "strides [1]\n}\n"),
       "line 3:27: attribute 'index' given twice");
-  EXPECT_EQ(parse_error(head + "  schedule \"x\" key 0 {\n    block_axis q\n  }\n}\n"),
+  EXPECT_EQ(parse_error(head + "  schedule \"elementwise\" key 0 {\n    block_axis q\n  }\n}\n"),
             "line 4:16: unknown axis 'q'");
-  EXPECT_EQ(parse_error(head + "  schedule \"x\" key k {\n  }\n}\n"),
-            "line 3:20: expected a tiling key (an integer), found 'k'");
+  EXPECT_EQ(parse_error(head + "  schedule \"elementwise\" key k {\n  }\n}\n"),
+            "line 3:30: expected a tiling key (an integer), found 'k'");
   EXPECT_NE(
       parse_error(head +
                   "  %a = data() sched [z0] : f32 [z0] repeats [s0] strides [1] offset s0 +\n}\n")
@@ -440,8 +465,6 @@ TEST(AscIRVerifier, RejectsBadSchedules) {
                   "schedule \"elementwise\": block axis id 17 does not exist");
   expect_rejected(scheduled([](ScheduleInfo& s) { s.vectorized_axis = 9; }),
                   "schedule \"elementwise\": vectorized axis id 9 does not exist");
-  expect_rejected(scheduled([](ScheduleInfo& s) { s.params[1].role = "warp"; }),
-                  "param z0z1b_size: role 'warp' is neither tile nor block");
   expect_rejected(scheduled([](ScheduleInfo& s) { s.params[1].name = "z0z1t_size"; }),
                   "param z0z1t_size: declared twice");
   expect_rejected(scheduled([](ScheduleInfo& s) { s.params[0].axis = 12; }),
@@ -504,7 +527,7 @@ TEST(AscIRVerifier, ReduceNodesAndStoresOverSomeAxes) {
   // Once scheduled, tensors are over the scheduled axes: only the dtype rule applies.
   AscGraph scheduled = edited([](AscGraph& g) {
     g.schedule = ScheduleInfo{};
-    g.schedule->case_name = "reduce_inner";
+    g.schedule->family = ScheduleFamily::ReduceInner;
     g.nodes[2].out.axes = {0};
     g.nodes[2].out.repeats = {s0};
     g.nodes[2].out.strides = {1};

@@ -64,7 +64,7 @@ TEST(Schedule, ContiguousAxesMergeIntoOneTiledBlockedAxis) {
   EXPECT_EQ(names(g, axis_named(g, "z0z1TB").from), (Names{"z0z1T"}));
   ASSERT_TRUE(g.schedule);
   const auto& s = *g.schedule;
-  EXPECT_EQ(s.case_name, "elementwise");
+  EXPECT_EQ(s.family, ascir::ScheduleFamily::Elementwise);
   EXPECT_EQ(s.tiling_key, 0);
   EXPECT_EQ(g.axis(s.block_axis).name, "z0z1TB");
   EXPECT_EQ(g.axis(s.vectorized_axis).name, "z0z1t");
@@ -72,11 +72,11 @@ TEST(Schedule, ContiguousAxesMergeIntoOneTiledBlockedAxis) {
   EXPECT_EQ(s.bytes_per_element, 8);  // f32 in + f32 out
   ASSERT_EQ(s.params.size(), 2u);
   EXPECT_EQ(s.params[0].name, "z0z1t_size");
-  EXPECT_EQ(s.params[0].role, "tile");
+  EXPECT_EQ(s.params[0].role, ascir::ParamRole::Tile);
   EXPECT_EQ(s.params[0].align, 8);
   EXPECT_EQ(g.axis(s.params[0].axis).name, "z0z1");
   EXPECT_EQ(s.params[1].name, "z0z1Tb_size");
-  EXPECT_EQ(s.params[1].role, "block");
+  EXPECT_EQ(s.params[1].role, ascir::ParamRole::Block);
   for (const auto& n : g.nodes)
     EXPECT_EQ(names(g, n.sched_axes), (Names{"z0z1TB", "z0z1Tb", "z0z1t"})) << n.name;
   const auto& data = node_op(g, "data");
