@@ -17,7 +17,9 @@ opt are there to check that the compiler, not the benchmark, improved). Configs:
 
 Each (model, config) builds one model per variant (same weights), compiles it on the first call
 (timed: compile seconds; autofuse's C++ compiles counted; caches cold: a fresh temporary
-directory for autofuse's and Inductor's caches, BENCH_CACHE_DIR reuses one), checks the outputs
+directory for autofuse's and Inductor's caches, BENCH_CACHE_DIR reuses one; before the first
+case both compile a small module once, warm_up, so a process's one-time costs are not charged to
+the first case's first compile), checks the outputs
 (and gradients) against eager at the dtype's assert_close tolerance, then times the variants in
 shuffled interleaved rounds (bench/common.py): the medians, and as the ratios the median of the
 per-round ratios (common.paired_ratio). Printed and written to
@@ -261,6 +263,23 @@ def run_dynamic(name: str) -> Case:
     return case
 
 
+def warm_up() -> None:
+    """Compiles a small module with Inductor and autofuse, static and dynamic (two shapes), with
+    and without autograd, so that what the first compile of a process pays once (imports,
+    Dynamo's and sympy's caches, Inductor's C++ toolchain probe, autofuse's precompiled header)
+    is not charged to whichever variant of the first case compiles first."""
+    lin = torch.nn.Linear(16, 16)
+    for backend in ("inductor", "autofuse"):
+        for dynamic in (False, True):
+            fn = torch.compile(own_copy(lambda m, x: torch.nn.functional.gelu(m(x)).softmax(-1) * x),
+                               backend=backend, dynamic=dynamic)
+            for rows in (8, 12):
+                fn(lin, torch.randn(rows, 16)).sum().backward()
+                with torch.no_grad():
+                    fn(lin, torch.randn(rows, 16))
+    torch._dynamo.reset()
+
+
 def no_grad(fn: Callable, m: torch.nn.Module, kw: Dict[str, torch.Tensor]) -> torch.Tensor:
     """fn(m, kw) without autograd."""
     with torch.no_grad():
@@ -342,6 +361,8 @@ def main() -> None:
         sys.exit(f"unknown model(s)/config(s): {unknown}")
     progress(f"{len(names)} model(s) x {len(configs)} config(s), torch threads {torch.get_num_threads()}, "
              f"caches under {_CACHE}")
+    progress("warming up both compilers (not timed)")
+    warm_up()
     cases = []
     for config in configs:
         for name in names:
