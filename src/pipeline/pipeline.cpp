@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "ascir/verifier.h"
-#include "codegen/cpu_emitter.h"
+#include "codegen/cpu/emitter.h"
 #include "fusion/dot.h"
 #include "fusion/fuse.h"
 #include "fusion/lower.h"
@@ -135,7 +135,7 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   req.flags = codegen::cpu_compile_flags(opts.target);
   req.sanitize = opts.sanitize;
   req.include_dirs = {jit::runtime_include_dir()};
-  req.libs = {"sleef"};
+  req.libs = codegen::cpu_link_libs(opts.target);
   req.cache_dir = opts.cache_dir;
   req.tag = name;
   req.log = opts.log;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cpu_emitter.h"  // KernelUnit
+#include "codegen/emitter.h"  // KernelUnit
 #include "fusion/can_fuse.h"      // FusionOptions
 #include "fusion/fused_graph.h"
 #include "graph/graph.h"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "ascir/asc_graph.h"
-#include "codegen/cpu_emitter.h"
+#include "codegen/cpu/emitter.h"
 #include "runtime/include/autofuse_abi.h"
 #include "schedule/schedule.h"
 #include "schedule/target.h"

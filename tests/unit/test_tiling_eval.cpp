@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "asc_test_util.h"
-#include "codegen/cpu_tiling.h"
+#include "codegen/cpu/tiling.h"
 #include "fusion/fuse.h"
 #include "fusion/lower.h"
 #include "graph/parser.h"

@@ -11,7 +11,7 @@
 /* The cost model of the "elementwise" TilingCase, in units of `work` = the time one element of
  * a plain f32 copy takes (load + store of 4 bytes each), scaled by 1000 so it stays integer:
  *   per element   `work_milli` / 1000 (compile time: max(memory bytes / 8, compute cost /
- *                 lanes) over the kernel's nodes, cpu_tiling.cpp), padded to whole vectors;
+ *                 lanes) over the kernel's nodes, codegen/cpu/tiling.cpp), padded to whole vectors;
  *   per tile      AF_TILE_OVERHEAD (index arithmetic, pointer setup, the masked tail);
  *   per launch    AF_BLOCK_OVERHEAD once more than one block runs (waking the thread pool and
  *                 joining it), calibrated so a plain copy goes parallel from ~32K elements. */
@@ -108,7 +108,7 @@ AF_INLINE int64_t af_tiling_stream_stores(int64_t output_bytes) {
  * The cost model, in the units of af_tiling_time: a row costs
  *     passes x tiles per row x AF_TILE_OVERHEAD  +  row_len x work_milli / 1000
  * where work_milli is the per-element work of the chosen case over all its passes (compile
- * time, cpu_tiling.cpp: max(memory traffic / 8 bytes, compute cost / lanes); the split case
+ * time, codegen/cpu/tiling.cpp: max(memory traffic / 8 bytes, compute cost / lanes); the split case
  * reads its inputs once per pass). Blocks take whole rows; b blocks cost the rows of the
  * fullest block plus AF_BLOCK_OVERHEAD when more than one runs. The solver tries every block
  * count up to the cores (O(cores), no allocation) and keeps the cheapest; ties go to fewer

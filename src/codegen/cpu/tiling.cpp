@@ -1,5 +1,5 @@
-// The tiling function of a kernel: its TilingCall, printed as C++ or evaluated (cpu_tiling.h).
-#include "codegen/cpu_tiling.h"
+// The tiling function of a kernel: its TilingCall, printed as C++ or evaluated (tiling.h).
+#include "codegen/cpu/tiling.h"
 
 #include <algorithm>
 

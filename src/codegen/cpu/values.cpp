@@ -1,5 +1,5 @@
-// The C++ text of one AscIR value for the CPU emitter (see cpu_values.h).
-#include "codegen/cpu_values.h"
+// The C++ text of one AscIR value for the CPU emitter (see values.h).
+#include "codegen/cpu/values.h"
 
 #include <cctype>
 #include <cmath>

@@ -1,13 +1,13 @@
 // The kernel function of one scheduled AscGraph: the loop nest of its schedule, per-tile base
 // pointers from the data/store strides, and the op chain in registers per vector step.
-#include "codegen/cpu_kernel.h"
+#include "codegen/cpu/kernel.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 
-#include "codegen/cpu_values.h"
+#include "codegen/cpu/values.h"
 #include "support/error.h"
 
 namespace af::codegen {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "ascir/asc_graph.h"
-#include "codegen/cpu_kernel.h"
+#include "codegen/cpu/kernel.h"
 #include "sym/expr.h"
 
 namespace af::codegen {

@@ -5,8 +5,8 @@
 #include <optional>
 #include <set>
 
-#include "codegen/cpu_kernel.h"
-#include "codegen/cpu_values.h"
+#include "codegen/cpu/kernel.h"
+#include "codegen/cpu/values.h"
 #include "graph/op_registry.h"
 #include "schedule/reduce_plan.h"
 #include "schedule/reduce_schedule.h"

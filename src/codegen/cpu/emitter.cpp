@@ -1,14 +1,14 @@
 // The CPU emitter's translation unit: the prologue, and per kernel its TilingData struct, its
-// tiling function and (cpu_kernel.cpp) its kernel function.
-#include "codegen/cpu_emitter.h"
+// tiling function and (kernel.cpp) its kernel function.
+#include "codegen/cpu/emitter.h"
 
 #include <algorithm>
 #include <cctype>
 #include <set>
 
 #include "ascir/printer.h"
-#include "codegen/cpu_kernel.h"
-#include "codegen/cpu_tiling.h"
+#include "codegen/cpu/kernel.h"
+#include "codegen/cpu/tiling.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 

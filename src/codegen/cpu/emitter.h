@@ -1,4 +1,4 @@
-// The CPU emitter: prints scheduled AscGraphs as one C++ translation unit implementing the kernel
+// The CPU emitter (the target interface of codegen/emitter.h for C++ on x86): prints scheduled AscGraphs as one C++ translation unit implementing the kernel
 // ABI of runtime/include/autofuse_abi.h over the vector library runtime/include/autofuse_cpu.h.
 // It is a printer of the final scheduled AscIR: every decision (loop order, merged axes, tile
 // and block split, vectorized axis, strides) is read from the graph.
@@ -7,36 +7,10 @@
 #include <vector>
 
 #include "ascir/asc_graph.h"
+#include "codegen/emitter.h"
 #include "schedule/target.h"
 
 namespace af::codegen {
-
-/// One kernel of an emitted source: the exported symbols are `<name>_tiling` and
-/// `<name>_kernel`; `symbols` are its size symbols sorted by name (the order the runtime passes
-/// their values to the tiling function); inputs then outputs are the kernel's `args`.
-struct EmittedKernel {
-  std::string name;
-  std::vector<std::string> symbols;
-  int num_inputs = 0;
-  int num_outputs = 0;
-};
-
-/// The generated C++ and what it exports.
-struct EmittedSource {
-  std::string code;
-  std::vector<EmittedKernel> kernels;
-};
-
-/// One launchable kernel to print: a plain kernel (one scheduled loop nest) or a concat kernel,
-/// whose segments (fusion/concat_fuse.h) share one launch: block indices run over segment 0's
-/// blocks, then segment 1's, ... Segment s reads kernel input input_map[s][j] as its input j and
-/// writes kernel output output_map[s][j] as its output j.
-struct KernelUnit {
-  std::string name;
-  std::vector<const ascir::AscGraph*> segments;         // one: a plain kernel named `name`
-  std::vector<std::vector<int>> input_map, output_map;  // concat kernels only
-  int num_inputs = 0, num_outputs = 0;                  // concat kernels only
-};
 
 /// One C++ translation unit for `kernels` (plain ones as below; a concat kernel K also exports
 /// `K_tiling`, which runs every segment's tiling function into its part of K's TilingData and

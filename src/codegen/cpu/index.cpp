@@ -1,7 +1,7 @@
-// Axis index derivation for the CPU emitter (see IndexDeriver in cpu_kernel.h).
+// Axis index derivation for the CPU emitter (see IndexDeriver in kernel.h).
 #include <algorithm>
 
-#include "codegen/cpu_kernel.h"
+#include "codegen/cpu/kernel.h"
 
 namespace af::codegen {
 namespace {
