@@ -297,7 +297,7 @@ class Parser {
     ws();
     auto [family, end] = parse_string_literal(text_, pos_);
     std::optional<ScheduleFamily> f = schedule_family_named(family);
-    if (!f) fail("unknown schedule family \"" + family + "\" (known: elementwise, reduce_inner, reduce_outer)");
+    if (!f) fail("unknown schedule family \"" + family + "\"");
     pos_ = end;
     s.family = *f;
     expect_keyword("key", "after the schedule name");

@@ -64,8 +64,8 @@ void print_node(const AscGraph& g, const AscNode& n, std::string& out) {
 }
 
 void print_schedule(const AscGraph& g, const ScheduleInfo& s, std::string& out) {
-  out +=
-      "  schedule " + attr_str(Attr(std::string(name(s.family)))) + " key " + std::to_string(s.tiling_key) + " {\n";
+  out += "  schedule " + attr_str(Attr(std::string(name(s.family)))) + " key " +
+         std::to_string(s.tiling_key) + " {\n";
   if (!s.tiling_cases.empty()) {
     out += "    cases [";
     for (size_t i = 0; i < s.tiling_cases.size(); ++i)
@@ -78,8 +78,8 @@ void print_schedule(const AscGraph& g, const ScheduleInfo& s, std::string& out) 
   out += "    ub_bytes " + std::to_string(s.ub_bytes) + "\n";
   out += "    bytes_per_element " + std::to_string(s.bytes_per_element) + "\n";
   for (const TilingParam& p : s.params)
-    out += "    param " + p.name + " = " + std::string(name(p.role)) + "(" + g.axis(p.axis).name + ") align " +
-           std::to_string(p.align) + "\n";
+    out += "    param " + p.name + " = " + std::string(name(p.role)) + "(" + g.axis(p.axis).name +
+           ") align " + std::to_string(p.align) + "\n";
   out += "  }\n";
 }
 

@@ -43,16 +43,28 @@ std::optional<E> named_in(const std::array<std::pair<E, std::string_view>, N>& t
 
 }  // namespace
 
-std::string_view name(ScheduleFamily f) { return name_in(kFamilies, f); }
-std::string_view name(TilingCase c) { return name_in(kCases, c); }
-std::string_view name(ParamRole r) { return name_in(kRoles, r); }
+std::string_view name(ScheduleFamily f) {
+  return name_in(kFamilies, f);
+}
+std::string_view name(TilingCase c) {
+  return name_in(kCases, c);
+}
+std::string_view name(ParamRole r) {
+  return name_in(kRoles, r);
+}
 std::optional<ScheduleFamily> schedule_family_named(std::string_view s) {
   return named_in(kFamilies, s);
 }
-std::optional<TilingCase> tiling_case_named(std::string_view s) { return named_in(kCases, s); }
-std::optional<ParamRole> param_role_named(std::string_view s) { return named_in(kRoles, s); }
+std::optional<TilingCase> tiling_case_named(std::string_view s) {
+  return named_in(kCases, s);
+}
+std::optional<ParamRole> param_role_named(std::string_view s) {
+  return named_in(kRoles, s);
+}
 
-bool is_reduce(ScheduleFamily f) { return f != ScheduleFamily::Elementwise; }
+bool is_reduce(ScheduleFamily f) {
+  return f != ScheduleFamily::Elementwise;
+}
 
 TilingCase single_case(ScheduleFamily f) {
   switch (f) {

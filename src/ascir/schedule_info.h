@@ -18,7 +18,13 @@ enum class ScheduleFamily { Elementwise, ReduceInner, ReduceOuter };
 /// values worth buffering has two: all_load (key 0, a row's inputs kept in the tile buffer
 /// between passes) and split (key 1, every pass reads them again); every other kernel has one,
 /// named after its family.
-enum class TilingCase { Elementwise, ReduceInner, ReduceInnerAllLoad, ReduceInnerSplit, ReduceOuter };
+enum class TilingCase {
+  Elementwise,
+  ReduceInner,
+  ReduceInnerAllLoad,
+  ReduceInnerSplit,
+  ReduceOuter
+};
 
 /// What a tiling parameter sizes: the tile of the vectorized dim, or the tiles of a block.
 enum class ParamRole { Tile, Block };

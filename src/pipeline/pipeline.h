@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "codegen/emitter.h"  // KernelUnit
-#include "fusion/can_fuse.h"      // FusionOptions
+#include "fusion/can_fuse.h"  // FusionOptions
 #include "fusion/fused_graph.h"
 #include "graph/graph.h"
 #include "jit/sanitize.h"

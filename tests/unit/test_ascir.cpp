@@ -292,18 +292,24 @@ TEST(AscIR, ScheduleNamesAreAClosedSet) {
     EXPECT_NE(at, std::string::npos) << from;
     return t.replace(at, from.size(), to);
   };
-  EXPECT_NE(parse_error(with("schedule \"elementwise\"", "schedule \"diagonal\"")).find("unknown schedule family \"diagonal\""), std::string::npos);
-  EXPECT_NE(parse_error(with("= tile(", "= stripe(")).find("role 'stripe' is neither tile nor block"), std::string::npos);
+  EXPECT_NE(parse_error(with("schedule \"elementwise\"", "schedule \"diagonal\""))
+                .find("unknown schedule family \"diagonal\""),
+            std::string::npos);
+  EXPECT_NE(
+      parse_error(with("= tile(", "= stripe(")).find("role 'stripe' is neither tile nor block"),
+      std::string::npos);
   AscGraph g = parse_asc_graph(kScheduled);
   g.schedule->tiling_cases = {TilingCase::ReduceInnerSplit};
   std::string cases = print(g);
   EXPECT_NE(cases.find("cases [\"reduce_inner_split\"]"), std::string::npos) << cases;
   const std::string bad = cases.replace(cases.find("reduce_inner_split"), 18, "zigzag");
   EXPECT_NE(parse_error(bad).find("unknown TilingCase \"zigzag\""), std::string::npos);
-  for (ScheduleFamily f : {ScheduleFamily::Elementwise, ScheduleFamily::ReduceInner, ScheduleFamily::ReduceOuter})
+  for (ScheduleFamily f :
+       {ScheduleFamily::Elementwise, ScheduleFamily::ReduceInner, ScheduleFamily::ReduceOuter})
     EXPECT_EQ(schedule_family_named(name(f)), f);
-  for (TilingCase c : {TilingCase::Elementwise, TilingCase::ReduceInner, TilingCase::ReduceInnerAllLoad,
-                       TilingCase::ReduceInnerSplit, TilingCase::ReduceOuter})
+  for (TilingCase c :
+       {TilingCase::Elementwise, TilingCase::ReduceInner, TilingCase::ReduceInnerAllLoad,
+        TilingCase::ReduceInnerSplit, TilingCase::ReduceOuter})
     EXPECT_EQ(tiling_case_named(name(c)), c);
   EXPECT_EQ(param_role_named("block"), ParamRole::Block);
 }

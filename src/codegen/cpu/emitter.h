@@ -1,7 +1,8 @@
-// The CPU emitter (the target interface of codegen/emitter.h for C++ on x86): prints scheduled AscGraphs as one C++ translation unit implementing the kernel
-// ABI of runtime/include/autofuse_abi.h over the vector library runtime/include/autofuse_cpu.h.
-// It is a printer of the final scheduled AscIR: every decision (loop order, merged axes, tile
-// and block split, vectorized axis, strides) is read from the graph.
+// The CPU emitter (the target interface of codegen/emitter.h for C++ on x86): prints scheduled
+// AscGraphs as one C++ translation unit implementing the kernel ABI of
+// runtime/include/autofuse_abi.h over the vector library runtime/include/autofuse_cpu.h. It is a
+// printer of the final scheduled AscIR: every decision (loop order, merged axes, tile and block
+// split, vectorized axis, strides) is read from the graph.
 #pragma once
 #include <string>
 #include <vector>

@@ -71,8 +71,9 @@ std::string reduce_tiling_function(const KernelContext& k, const TilingCall& c) 
   f += "  td->" + tile + " = tile;\n";
   f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
   f += "  td->stream_stores = " +
-       (c.family == ascir::ScheduleFamily::ReduceInner ? "af_tiling_stream_stores(" + cpp_expr(k, c.output_bytes) + ")"
-                                   : std::string("0")) +
+       (c.family == ascir::ScheduleFamily::ReduceInner
+            ? "af_tiling_stream_stores(" + cpp_expr(k, c.output_bytes) + ")"
+            : std::string("0")) +
        ";\n";
   f += "  td->header.block_dim = block_dim;\n";
   f += "  td->header.tiling_key = key;\n";
