@@ -33,11 +33,10 @@ def digest(path: str, stage: str) -> str:
 
 
 def body_of(path: str) -> str:
-    """The file without its golden header, RUN and CHECK lines."""
-    keep = [l for l in open(path).read().splitlines(True)
-            if not l.startswith("// ") or not any(l.startswith(f"// {p}") for p in
-                                                   ("Golden:", "The sha256", "schedule and", "tests/lit/golden", "RUN:", "FUSE:", "SCHED:", "CPP:"))]
-    return "".join(keep)
+    """The file without its leading comment lines (the golden header, RUN and CHECK lines)."""
+    lines = open(path).read().splitlines(True)
+    first = next((i for i, l in enumerate(lines) if not l.startswith("//")), len(lines))
+    return "".join(lines[first:])
 
 
 def write(path: str, what: str, body: str) -> None:
