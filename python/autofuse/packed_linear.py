@@ -9,16 +9,20 @@ these models' sizes (2 threads, wall time; 1.07-1.43x at 1 thread in CPU time). 
 the row count it was made for, so dynamic shapes keep one per count (libraries(): a library
 serves one row count per pack).
 
-bf16 runs ATen's own matmul (oneDNN, AMX where the CPU has it) on W copied once to [in, out]
-row-major, the layout oneDNN reorders into its AMX blocks fastest: the models' bf16 linears
-with 2304-3072 output features run 1.1-1.25x faster, the rest within noise, and BERT/ViT bf16
-forwards 1.07-1.09x (2 threads, interleaved in one process). GPT-2's Conv1D weights are
-[in, out] already and are not copied. In training graphs, where every step repacks, bf16
-stays on ATen's call (BERT/Llama bf16 steps measured 0.98-1.0x with packing). oneDNN's linear on a reordered weight
+bf16 depends on the CPU (rules as data: _BF16_LIBRARIES, the first whose CPU feature holds).
+With AMX, ATen's own matmul (oneDNN) runs on W copied once to [in, out] row-major, the layout
+oneDNN reorders into its AMX blocks fastest: the models' bf16 linears with 2304-3072 output
+features run 1.1-1.25x faster, the rest within noise, and BERT/ViT bf16 forwards 1.07-1.09x (2
+threads, interleaved in one process). There oneDNN's linear on a reordered weight
 (mkldnn._reorder_linear_weight, _linear_pointwise) was 1.16-1.41x ATen's at 1 thread but
-0.55-0.68x at 2 threads for 768 output features (1.22-1.53x for 3072 or 32 rows), which made
-whole bf16 models slower at torch's default thread count. fp16 stays on ATen's call (no AMX
-for it on these CPUs: the copy measured within noise).
+0.55-0.68x at 2 threads for 768 output features, which made whole bf16 models slower at torch's
+default thread count. Without AMX but with AVX-512 BF16 (AMD Zen 4) it is the other way round:
+the [in, out] copy runs 1.02-1.09x slower than ATen's call on the transposed view, and
+oneDNN's reordered linear 0.96-0.99x its time at 512 rows and 0.68-0.76x at 4-8 rows (2
+threads, interleaved medians; the bf16 models' linears measured 1.04-1.08x slower with the copy).
+GPT-2's Conv1D weights are [in, out] already and are not copied. In training graphs, where every
+step repacks, bf16 stays on ATen's call (BERT/Llama bf16 steps measured 0.98-1.0x with packing).
+fp16 stays on ATen's call (no AMX for it on these CPUs: the copy measured within noise).
 
 Packs are kept per step, keyed by W's storage pointer, layout and version counter: an optimizer
 step, `load_state_dict` or any in-place write through the parameter (or a `detach()` of it)
@@ -76,18 +80,40 @@ def _mm_into(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[t
     return _MM_OUT(x, pack, out=out) if b is None else _ADDMM_OUT(b, x, pack, out=out)
 
 
+def _linear_pointwise(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
+                      rows: int) -> torch.Tensor:
+    return torch.ops.mkldnn._linear_pointwise.default(x, pack, b, "none", [], "")
+
+
+# The bf16 packed linears by the CPU feature they need, fastest first where several hold (see
+# the module docstring for what each was measured against).
+_BF16_LIBRARIES: Tuple[Tuple[str, Library], ...] = (
+    ("amx_bf16", Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False, in_training=False)),
+    ("avx512_bf16", Library(pack=lambda w, rows: torch.ops.mkldnn._reorder_linear_weight.default(w, rows),
+                            call=_linear_pointwise, in_training=False)),
+)
+
+
+def _cpu_has(feature: str) -> bool:
+    """Whether this CPU has `feature` (a key of torch.cpu.get_capabilities())."""
+    get = getattr(torch.cpu, "get_capabilities", None)
+    return bool(get is not None and get().get(feature, False))
+
+
 @functools.lru_cache(maxsize=None)
 def libraries() -> Dict[torch.dtype, Library]:
-    """dtype -> the packed linear this torch build has for it (see the module docstring)."""
+    """dtype -> the packed linear this torch build and CPU have for it (see the module docstring)."""
     libs: Dict[torch.dtype, Library] = {}
     mkl = torch.ops.mkl
     if torch.backends.mkl.is_available() and hasattr(mkl, "_mkl_linear"):
         libs[torch.float32] = Library(
             pack=lambda w, rows: mkl._mkl_reorder_linear_weight.default(w, rows),
             call=lambda x, pack, w, b, rows: mkl._mkl_linear.default(x, pack, w, b, rows))
-    if torch.backends.mkldnn.is_available():
-        libs[torch.bfloat16] = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False,
-                                       in_training=False)
+    if torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise"):
+        for feature, lib in _BF16_LIBRARIES:
+            if _cpu_has(feature):
+                libs[torch.bfloat16] = lib
+                break
     return libs
 
 

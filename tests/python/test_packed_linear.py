@@ -42,8 +42,8 @@ def _linear_calls(f, *args):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("conv1d", [False, True])
 def test_inference_runs_packed_and_follows_weight_updates(dtype, conv1d):
-    # Packed where a library serves the dtype (fp32 MKL, bf16 oneDNN on [in, out] row-major
-    # weights), ATen's call elsewhere; right either way.
+    # Packed where a library serves the dtype on this CPU (fp32 MKL; bf16 by CPU feature,
+    # packed_linear._BF16_LIBRARIES), ATen's call elsewhere; right either way.
     packs = dtype in packed_linear.libraries()
     # bf16: the bias add moves into GELU's kernel (bias_epilogue.py) and rounds after the
     # product does, as ATen's addmm does too but not always in the same order: results near
@@ -164,3 +164,23 @@ def test_bf16_packs_for_inference_only():
         out, calls = _linear_calls(f, x)
     torch.testing.assert_close(out, ref(x), atol=1e-2, rtol=1.6e-2)
     assert calls == (2 if torch.bfloat16 in packed_linear.libraries() else 0)
+
+
+@pytest.mark.parametrize("feature", [f for f, _ in packed_linear._BF16_LIBRARIES])
+@pytest.mark.parametrize("rows", [1, 7, 64])
+def test_every_bf16_library_computes_the_linear(feature, rows):
+    # Each CPU's choice, run on this CPU where oneDNN's bf16 runs at all: the same values as
+    # ATen's addmm/mm, for a pack made for another row count too.
+    if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        pytest.skip("oneDNN has no bf16 on this CPU")
+    lib = dict(packed_linear._BF16_LIBRARIES)[feature]
+    torch.manual_seed(0)
+    x, w, b = (torch.randn(*s, dtype=torch.bfloat16) for s in ((rows, 48), (40, 48), (40,)))
+    for pack_rows in (rows, rows + 3):
+        pack = lib.pack(w, pack_rows)
+        for bias, want in ((b, torch.addmm(b, x, w.t())), (None, torch.mm(x, w.t()))):
+            torch.testing.assert_close(lib.call(x, pack, w, bias, rows), want, atol=1e-2, rtol=1.6e-2)
+            if lib.call_into is not None:
+                out = torch.empty(rows, 40, dtype=torch.bfloat16)
+                lib.call_into(x, pack, w, bias, rows, out)
+                torch.testing.assert_close(out, want, atol=1e-2, rtol=1.6e-2)
