@@ -44,7 +44,7 @@ class GraphRecord:
     fx_code: str
     graph_text: str = ""
     fused_text: str = ""
-    steps: List[tuple] = dataclasses.field(default_factory=list)
+    steps: List[Any] = dataclasses.field(default_factory=list)  # the program's _C.Step records
     num_kernels: int = 0
     fx_ops: int = 0
     fallback: str = ""  # why the graph runs eagerly ("" when compiled)
@@ -258,10 +258,12 @@ def fused_op_count(rec: GraphRecord) -> int:
     tr = rec.translation
     if tr is None:
         return 0
+    from . import _C
+
     count = len(tr.absorbed)  # expands folded into their users' broadcasts
-    for kind, _name, ops, *_ in rec.steps:
-        if kind == "kernel":
-            count += sum(1 for o in ops if tr.nodes[tr.index[o]].fx is not None)
+    for st in rec.steps:
+        if st.kind == _C.StepKind.kernel:
+            count += sum(1 for o in st.ops if tr.nodes[o].fx is not None)
     return count
 
 

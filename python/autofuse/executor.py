@@ -126,13 +126,18 @@ class Executor:
                 checks.append((pos, t.dtype, tuple(t.strides) if static else None))
         return checks
 
-    def _build(self, tr: Translation, steps: Sequence[tuple]) -> List[tuple]:
-        index = tr.index
+    def _build(self, tr: Translation, steps: Sequence[Any]) -> List[tuple]:
+        """The plan of `steps` (the program's _C.Step records, whose node indices are slots)."""
+        from ._C import StepKind
+
         nodes = tr.nodes
+        if self.program.num_nodes() != len(nodes):
+            raise ExecutorError(f"the program has {self.program.num_nodes()} nodes, the translation {len(nodes)}")
         available = set(tr.placeholders)
         plan: List[tuple] = []
         reads: List[List[int]] = []  # per plan entry, the slots it reads
-        self._kernel_outs = {index[x] for kind, _, _, _, outputs, _, _ in steps if kind == "kernel" for x in outputs}
+        kernels = [st for st in steps if st.kind == StepKind.kernel]
+        self._kernel_outs = {s for st in kernels for s in st.outputs}
 
         for i, n in enumerate(nodes):
             if n.kind == "const":
@@ -153,13 +158,12 @@ class Executor:
             reads.append(list(operands))
             available.add(slot)
 
-        for kind, name, ops, inputs, outputs, k, reason in steps:
-            in_slots = [index[x] for x in inputs]
-            out_slots = [index[x] for x in outputs]
-            if kind != "kernel":
+        for st in steps:
+            name, k, in_slots, out_slots = st.name, st.kernel, list(st.inputs), list(st.outputs)
+            if st.kind != StepKind.kernel:
                 # Views are aliases without effects: computed when an eager step or the
                 # outputs need them (a kernel reads through their root instead).
-                for s in in_slots + [index[x] for x in ops] + out_slots:
+                for s in in_slots + list(st.ops) + out_slots:
                     if nodes[s].kind not in _VIEW_KINDS:
                         ensure(s)
                 continue
@@ -182,7 +186,7 @@ class Executor:
                     raise ExecutorError(f"kernel {name} writes %{nodes[s].name} of unknown type")
                 outs.append(self._kernel_out(s, t))
             plan.append((_KERNEL, k, tuple(in_refs), tuple(outs), syms_of, ()))
-            self.kernel_labels[k] = self._kernel_label(k, [index[x] for x in ops])
+            self.kernel_labels[k] = self._kernel_label(k, st.ops)
             reads.append([r for r, _ in in_refs])
             available.update(out_slots)
             self.kernel_steps += 1

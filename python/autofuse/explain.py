@@ -11,17 +11,13 @@ dump_dir / AUTOFUSE_DUMP, or `picture_dir=`) it also draws each fused graph ther
 the SVG tooltip), `<graph>.fused.*` with every kernel a cluster of its ops, and per kernel
 `<graph>.<kernel>.svg` with its ops, inputs and outputs.
 
-Bytes are counted at the size hints, as the C++ DOT printer counts them (fusion/dot.h): a kernel
-reads its distinct inputs and writes its outputs; unfused, each op reads its distinct operands
-and writes its result, broadcasts and views move nothing (eager expands and aliases, so an
-operand made by a broadcast is read at its source's size), consts are literals (0 bytes), and a
-value counts the elements its strides address (a stride-0 dim once).
+Bytes come from the core with each step (_C.Step: fusion::step_bytes, counted at the size hints
+as the pictures count them).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import re
 import shutil
@@ -33,8 +29,7 @@ from torch.utils import _pytree as pytree
 
 from .backend import GraphRecord, collect_records, fused_op_count, get_backend
 from .config import CompilerConfig
-from .fx_to_graph import Translation
-from .ir_nodes import GNode, is_alias
+from .ir_nodes import is_alias
 from .log import logger
 
 # Seconds one `dot` run may take before explain gives up on the picture.
@@ -50,15 +45,17 @@ class KernelReport:
     node_names: List[str]  # Graph IR value names of all its ops
     extra: List[str]  # synthesized nodes (casts, broadcasts) inside it: "kind %name"
     ops: List[Tuple[str, str]] = dataclasses.field(default_factory=list)  # Graph IR (kind, name)
-    bytes_read: int = 0  # its distinct inputs, at the size hints
-    bytes_written: int = 0  # its outputs
-    unfused_bytes: int = 0  # what eager moves for the same ops
+    bytes_read: Optional[int] = None  # its distinct inputs, at the size hints (None: a size has no hint)
+    bytes_written: Optional[int] = None  # its outputs
+    unfused_bytes: Optional[int] = None  # what eager moves for the same ops
     tiling_cases: List[str] = dataclasses.field(default_factory=list)  # index = tiling_key
     origins: List[str] = dataclasses.field(default_factory=list)  # modules its ops come from (node_origin)
 
     @property
-    def saved_bytes(self) -> int:
-        """Bytes of memory traffic the fusion saves (unfused - read - written)."""
+    def saved_bytes(self) -> Optional[int]:
+        """Bytes of memory traffic the fusion saves (unfused - read - written), None if unknown."""
+        if self.unfused_bytes is None or self.bytes_read is None or self.bytes_written is None:
+            return None
         return self.unfused_bytes - self.bytes_read - self.bytes_written
 
 
@@ -144,16 +141,11 @@ class ExplainReport:
         return "\n".join(lines)
 
 
-def human_bytes(n: int) -> str:
-    """'512 B', '1.5 KiB', '24.0 MiB' (as the DOT labels)."""
-    if n < 1024:
-        return f"{n} B"
-    v = float(n)
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        v /= 1024
-        if v < 1024 or unit == "TiB":
-            return f"{v:.1f} {unit}"
-    return f"{n} B"  # unreachable
+def human_bytes(n: Optional[int]) -> str:
+    """'512 B', '1.5 KiB', '24.0 MiB' (the core's format, as the pictures print it); '-' unknown."""
+    from . import _C
+
+    return "-" if n is None else _C.human_bytes(n)
 
 
 def _graph_lines(g: GraphReport) -> List[str]:
@@ -163,7 +155,7 @@ def _graph_lines(g: GraphReport) -> List[str]:
     if g.kernels:
         rows = [("kernel", "ops", "read", "written", "unfused", "saved", "tiling cases")]
         for k in g.kernels:
-            saved = f"{100 * k.saved_bytes / k.unfused_bytes:.0f}%" if k.unfused_bytes else "-"
+            saved = f"{100 * k.saved_bytes / k.unfused_bytes:.0f}%" if k.unfused_bytes and k.saved_bytes is not None else "-"
             rows.append((
                 k.name, str(len(k.ops)), human_bytes(k.bytes_read), human_bytes(k.bytes_written),
                 human_bytes(k.unfused_bytes), saved, ", ".join(k.tiling_cases) or "-",
@@ -195,68 +187,6 @@ def _graph_lines(g: GraphReport) -> List[str]:
     return lines
 
 
-# Bytes ---------------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=None)
-def _free_kinds() -> frozenset:
-    """Graph IR kinds that move no data eagerly: broadcast and the views (C++ registry)."""
-    from . import _C
-
-    return frozenset(k for k, (cls, _a, _d) in _C.op_registry().items() if cls in ("broadcast", "view"))
-
-
-def graph_hints(graph_text: str) -> Dict[str, int]:
-    """Size symbol -> hint, from the Graph IR header `graph @NAME(s0 = 8, s1 = 3) {`."""
-    m = re.match(r"\s*graph @[\w.]+\(([^)]*)\)", graph_text)
-    hints: Dict[str, int] = {}
-    if m:
-        for part in filter(None, (p.strip() for p in m.group(1).split(","))):
-            name, _, value = part.partition("=")
-            hints[name.strip()] = int(value)
-    return hints
-
-
-def _at_hints(e: Any, hints: Dict[str, int]) -> int:
-    if isinstance(e, int):
-        return e
-    return int(e.subs({s: hints[str(s)] for s in e.free_symbols}))
-
-
-def value_bytes(node: GNode, hints: Dict[str, int]) -> int:
-    """Bytes of a value at the hints: the elements its strides address; consts count 0."""
-    t = node.type
-    if node.kind == "const" or t is None:
-        return 0
-    elems = 1
-    for size, stride in zip(t.shape, t.strides):
-        if _at_hints(stride, hints) != 0:
-            elems *= _at_hints(size, hints)
-    return elems * t.dtype.itemsize
-
-
-def kernel_bytes(tr: Translation, hints: Dict[str, int], ops: Sequence[str], inputs: Sequence[str],
-                 outputs: Sequence[str]) -> Tuple[int, int, int]:
-    """(read, written, unfused) bytes of a step with these Graph IR value names."""
-    node = lambda name: tr.nodes[tr.index[name]]  # noqa: E731
-    read = sum(value_bytes(node(v), hints) for v in dict.fromkeys(inputs))
-    written = sum(value_bytes(node(v), hints) for v in dict.fromkeys(outputs))
-    free = _free_kinds()
-    unfused = 0
-    for name in ops:
-        n = node(name)
-        if n.kind in free:
-            continue
-        sources = []
-        for o in n.operands:
-            while tr.nodes[o].kind == "broadcast" and tr.nodes[o].operands:
-                o = tr.nodes[o].operands[0]
-            if o not in sources:
-                sources.append(o)
-        unfused += sum(value_bytes(tr.nodes[o], hints) for o in sources) + value_bytes(n, hints)
-    return read, written, unfused
-
-
 # The report ----------------------------------------------------------------------------------
 
 
@@ -283,10 +213,12 @@ def compute_op_counts(rec: GraphRecord) -> Tuple[int, int]:
     tr = rec.translation
     if tr is None:
         return 0, 0
-    computing = [n for n in tr.nodes if n.fx is not None and n.fx.op == "call_function" and not is_alias(n.fx)]
-    in_kernels = {o for kind, _name, ops, *_ in rec.steps if kind == "kernel" for o in ops}
-    return len({n.fx for n in computing}), len({n.fx for n in computing if n.name in in_kernels})
+    from . import _C
 
+    computing = [i for i, n in enumerate(tr.nodes)
+                 if n.fx is not None and n.fx.op == "call_function" and not is_alias(n.fx)]
+    in_kernels = {o for st in rec.steps if st.kind == _C.StepKind.kernel for o in st.ops}
+    return len({tr.nodes[i].fx for i in computing}), len({tr.nodes[i].fx for i in computing if i in in_kernels})
 
 
 def graph_report(rec: GraphRecord) -> GraphReport:
@@ -302,27 +234,26 @@ def graph_report(rec: GraphRecord) -> GraphReport:
                     left.append((n.origin, n.name, n.reason or "the graph runs eagerly"))
         return GraphReport(rec.name, rec.tag, [], left, [], rec.fx_ops, 0, rec.fallback,
                            compute_ops=compute_op_counts(rec)[0])
+    from . import _C
+
     program = rec.program
-    cases = program.kernel_cases() if program is not None else []
-    hints = graph_hints(rec.graph_text)
     in_kernel = set()
-    for kind, name, ops, ins, outs, k, reason in rec.steps:
-        nodes = [tr.nodes[tr.index[o]] for o in ops]
-        if kind == "kernel":
+    for st in rec.steps:
+        nodes = [tr.nodes[o] for o in st.ops]
+        if st.kind == _C.StepKind.kernel:
             aten = [n.origin for n in nodes if n.fx is not None]
             extra = [f"{n.kind} %{n.name}" for n in nodes if n.fx is None]
-            read, written, unfused = kernel_bytes(tr, hints, ops, ins, outs)
             origins = [node_origin(n.fx) for n in nodes if n.fx is not None]
             kernels.append(KernelReport(
-                name, aten, [n.name for n in nodes], extra, [(n.kind, n.name) for n in nodes],
-                read, written, unfused, list(cases[k]) if 0 <= k < len(cases) else [],
+                st.name, aten, [n.name for n in nodes], extra, [(n.kind, n.name) for n in nodes],
+                st.bytes_read, st.bytes_written, st.bytes_unfused, list(st.tiling_cases),
                 list(dict.fromkeys(o for o in origins if o)),
             ))
             in_kernel.update(n.name for n in nodes)
             continue
         for n in nodes:
             if n.fx is not None and n.fx.op == "call_function":
-                left.append((n.origin, n.name, n.reason or reason))
+                left.append((n.origin, n.name, n.reason or st.reason))
     seen = {name for _, name, _ in left} | in_kernel
     for n in tr.nodes:  # ops no step lists (evaluated by the frontend, e.g. constants)
         if n.fx is not None and n.fx.op == "call_function" and n.name not in seen:

@@ -2,6 +2,7 @@
 // compile() runs the pipeline on Graph IR text and returns a Program; Program.launch() runs one
 // of its kernels on raw data pointers. No libtorch: tensors cross as integers (data_ptr()).
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -48,29 +49,37 @@ struct Program {
   std::vector<std::shared_ptr<af::runtime::KernelTuningCache>> tuned;
 };
 
-/// One step as a tuple: (kind, name, ops, inputs, outputs, kernel_index, reason).
-using StepTuple = std::tuple<std::string, std::string, std::vector<std::string>,
-                             std::vector<std::string>, std::vector<std::string>, int, std::string>;
-
-/// The Graph IR names of node indices `idx`.
-std::vector<std::string> names_of(const af::graph::Graph& g, const std::vector<int>& idx) {
-  std::vector<std::string> out;
-  out.reserve(idx.size());
-  for (int i : idx) out.push_back(g.nodes.at(i).name);
-  return out;
-}
+/// One step of a compiled program as Python reads it (Program.steps()): node indices into the
+/// Graph IR the frontend printed (its node order), the traffic at the size hints
+/// (fusion::step_bytes; None when a size has no hint) and, for a kernel, its TilingCases.
+struct Step {
+  af::fusion::FusedNode::Kind kind;
+  std::string name;          // "k3" for a kernel, the node's name for an opaque step
+  std::vector<int> ops;      // Graph IR nodes the step computes
+  std::vector<int> inputs;   // nodes it reads (a kernel: in argument order)
+  std::vector<int> outputs;  // nodes it writes (a kernel: in argument order)
+  int kernel = -1;           // the kernel's index (launch(k, ...)); -1 for an opaque step
+  std::string reason;        // an opaque step: why the op is not in a kernel
+  std::optional<int64_t> bytes_read, bytes_written, bytes_unfused;
+  std::vector<std::string> tiling_cases;  // a kernel's TilingCases, index = tiling_key
+};
 
 /// Every step of the fused program, in execution order.
-std::vector<StepTuple> steps_of(const Program& p) {
+std::vector<Step> steps_of(const Program& p) {
   const auto& fg = p.prog.fused;
-  const auto& g = fg.source;
-  std::vector<StepTuple> out;
+  std::vector<Step> out;
   int k = 0;
   for (const auto& n : fg.nodes) {
     bool kernel = n.kind == af::fusion::FusedNode::Kind::Kernel;
-    out.emplace_back(kernel ? "kernel" : "opaque", n.name, names_of(g, n.ops),
-                     names_of(g, n.inputs), names_of(g, n.outputs), kernel ? k : -1, n.reason);
-    if (kernel) ++k;
+    Step s{n.kind, n.name, n.ops, n.inputs, n.outputs, kernel ? k++ : -1, n.reason};
+    try {
+      af::fusion::StepBytes b = af::fusion::step_bytes(fg, n);
+      s.bytes_read = b.read, s.bytes_written = b.written, s.bytes_unfused = b.unfused;
+    } catch (const af::CompileError&) {
+      // A size without a hint: the traffic is unknown, the step is not.
+    }
+    if (kernel) s.tiling_cases = af::fusion::tiling_cases(n);
+    out.push_back(std::move(s));
   }
   return out;
 }
@@ -330,6 +339,29 @@ NB_MODULE(_C, m) {
       },
       compile_error.ptr());
 
+  nb::enum_<af::fusion::FusedNode::Kind>(m, "StepKind", "What runs a step.")
+      .value("kernel", af::fusion::FusedNode::Kind::Kernel, "a generated kernel")
+      .value("opaque", af::fusion::FusedNode::Kind::Opaque,
+             "the frontend (ATen, a view, an input)");
+  nb::class_<Step>(m, "Step", "One step of a compiled program (Program.steps()).")
+      .def_ro("kind", &Step::kind)
+      .def_ro("name", &Step::name)
+      .def_ro("ops", &Step::ops, "Graph IR node indices the step computes.")
+      .def_ro("inputs", &Step::inputs, "Node indices read (a kernel: in argument order).")
+      .def_ro("outputs", &Step::outputs, "Node indices written (a kernel: in argument order).")
+      .def_ro("kernel", &Step::kernel, "The kernel index launch() takes; -1 for an opaque step.")
+      .def_ro("reason", &Step::reason, "An opaque step: why its op is not in a kernel.")
+      .def_ro("bytes_read", &Step::bytes_read, "Bytes read at the size hints (None: unknown).")
+      .def_ro("bytes_written", &Step::bytes_written, "Bytes written at the size hints.")
+      .def_ro("bytes_unfused", &Step::bytes_unfused,
+              "Bytes eager moves for the same ops (fusion::step_bytes).")
+      .def_ro("tiling_cases", &Step::tiling_cases, "A kernel's TilingCases (index = tiling_key).")
+      .def("__repr__", [](const Step& s) {
+        return "Step(" + s.name + ", " + std::to_string(s.ops.size()) + " op(s))";
+      });
+  m.def("human_bytes", &af::fusion::human_bytes, nb::arg("n"),
+        "`n` bytes as explain and the pictures print them: '512 B', '1.5 KiB', '24.0 MiB'.");
+
   nb::class_<Program>(m, "Program", "A compiled Graph IR program: fused steps and loaded kernels.")
       .def(
           "fused_text", [](const Program& p) { return af::fusion::print(p.prog.fused); },
@@ -349,16 +381,6 @@ NB_MODULE(_C, m) {
           },
           nb::arg("kernel"), "One kernel (\"k3\") as Graphviz DOT: its ops, inputs and outputs.")
       .def(
-          "kernel_cases",
-          [](const Program& p) {
-            std::vector<std::vector<std::string>> out;
-            for (const auto& n : p.prog.fused.nodes)
-              if (n.kind == af::fusion::FusedNode::Kind::Kernel)
-                out.push_back(af::fusion::tiling_cases(n));
-            return out;
-          },
-          "Per kernel, in order, the names of its TilingCases (index = tiling_key).")
-      .def(
           "rejected",
           [](const Program& p) {
             std::vector<std::tuple<std::string, std::string, std::string, bool>> out;
@@ -369,9 +391,11 @@ NB_MODULE(_C, m) {
           "Fusions the policy declined: (producer, consumer, reason, sibling).")
       .def(
           "source", [](const Program& p) { return p.prog.source; }, "The generated C++ source.")
-      .def("steps", &steps_of,
-           "Steps in execution order: (kind, name, ops, inputs, outputs, kernel_index, reason).")
+      .def("steps", &steps_of, "The Steps in execution order.")
       .def("num_kernels", [](const Program& p) { return p.prog.kernels.size(); })
+      .def(
+          "num_nodes", [](const Program& p) { return p.prog.fused.source.nodes.size(); },
+          "Nodes of the Graph IR compiled: a Step's node indices address them in printed order.")
       .def(
           "tuning_stats",
           [](const Program& p) {

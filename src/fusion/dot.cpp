@@ -12,6 +12,18 @@
 #include "support/error.h"
 
 namespace af::fusion {
+
+std::string human_bytes(int64_t b) {
+  if (b < 1024) return std::to_string(b) + " B";
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = -1;
+  while (v >= 1024 && u < 3) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
 namespace {
 
 constexpr size_t kMaxLine = 30;       // longest label line before it is clipped
@@ -120,18 +132,6 @@ std::string type_text(const graph::TensorType& t) {
   std::string s = std::string(dtype_name(t.dtype)) + "[";
   for (size_t d = 0; d < t.shape.size(); ++d) s += (d ? ", " : "") + t.shape[d].str();
   return s + "]";
-}
-
-/// "512 B", "1.5 KiB", "24.0 MiB".
-std::string human_bytes(int64_t b) {
-  if (b < 1024) return std::to_string(b) + " B";
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = -1;
-  while (v >= 1024 && u < 3) v /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
 }
 
 std::string node_id(int v) {

@@ -25,6 +25,9 @@ struct StepBytes {
 /// a node outside the graph or a size has no hint.
 StepBytes step_bytes(const FusedGraph& fg, const FusedNode& step);
 
+/// `b` bytes as the pictures and explain print them: "512 B", "1.5 KiB", "24.0 MiB".
+std::string human_bytes(int64_t b);
+
 /// The names of the TilingCases of a scheduled kernel (ScheduleInfo::cases(), index =
 /// tiling_key); empty when the kernel is not scheduled.
 std::vector<std::string> tiling_cases(const ascir::AscGraph& kernel);

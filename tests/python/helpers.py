@@ -3,6 +3,7 @@
 import torch
 
 import autofuse
+from autofuse._C import StepKind
 
 
 def compile_fn(fn, config=None, **kwargs):
@@ -18,9 +19,15 @@ def only_record():
     return recs[0]
 
 
+def node_names(rec, indices):
+    """The Graph IR names of a record's node indices (a Step's ops, inputs or outputs)."""
+    return [rec.translation.nodes[i].name for i in indices]
+
+
 def kernel_steps(rec):
-    """The kernel steps of a record: (name, ops, inputs, outputs)."""
-    return [(s[1], s[2], s[3], s[4]) for s in rec.steps if s[0] == "kernel"]
+    """The kernel steps of a record: (name, op names, input names, output names)."""
+    return [(s.name, node_names(rec, s.ops), node_names(rec, s.inputs), node_names(rec, s.outputs))
+            for s in rec.steps if s.kind == StepKind.kernel]
 
 
 def aten_graph(fn, *args, dynamic=False):

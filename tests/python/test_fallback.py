@@ -9,6 +9,7 @@ import torch
 
 import autofuse
 from autofuse.executor_codegen import EAGER
+from autofuse._C import StepKind
 from helpers import compile_fn, only_record
 
 
@@ -22,8 +23,8 @@ def test_unsupported_op_runs_as_aten():
     rec = only_record()
     assert rec.fallback == ""
     assert rec.num_kernels == 2  # the chain before the sort and the scaling after it
-    opaque = [s for s in rec.steps if s[0] == "opaque"]
-    assert any("sort" in rec.translation.nodes[rec.translation.index[s[1]]].origin for s in opaque)
+    opaque = [s for s in rec.steps if s.kind == StepKind.opaque]
+    assert any("sort" in rec.translation.nodes[s.ops[0]].origin for s in opaque)
 
 
 def test_int64_ops_stay_aten():

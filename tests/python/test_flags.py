@@ -9,6 +9,7 @@ import torch
 import autofuse
 from autofuse import _C
 
+from autofuse._C import StepKind
 from helpers import compile_fn
 
 DEFAULT_FLAGS = (
@@ -276,7 +277,7 @@ def test_disable_reduce_keeps_reductions_out_of_kernels():
         assert not re.search(r"reduce", source, re.IGNORECASE), rec.name
     if kernels_with_reduce(default_recs):  # reductions are fused by default: the flag took them out
         assert sum(r.num_kernels for r in recs) >= sum(r.num_kernels for r in default_recs)
-        left = [s for r in recs for s in r.steps if s[0] == "opaque"]
+        left = [s for r in recs for s in r.steps if s.kind == StepKind.opaque]
         assert left, "with reduce disabled the reductions must run as ATen steps"
 
 
@@ -298,7 +299,7 @@ def test_disable_concat_keeps_concats_as_aten():
         torch.testing.assert_close(compile_fn(cat_branches, cfg)(a, b), ref)
     (rec,) = recs
     assert not rec.fallback and " concat dim " not in rec.fused_text, rec.fused_text
-    opaque = [s for s in rec.steps if s[0] == "opaque" and s[6].startswith("concat pass is disabled")]
+    opaque = [s for s in rec.steps if s.kind == StepKind.opaque and s.reason.startswith("concat pass is disabled")]
     assert len(opaque) == 1, rec.steps
     assert rec.num_kernels == 3  # each branch, and the consumer of the ATen cat
 

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import autofuse
+from autofuse._C import StepKind
 from helpers import compile_fn
 
 N, C = 8, 1000
@@ -80,7 +81,7 @@ def _check(loss, logits, target, kw, dtype):
     recs = autofuse.compiled_graphs()
     assert [r.tag for r in recs] == ["fw", "bw"], [(r.name, r.tag) for r in recs]
     assert all(not r.fallback for r in recs), [r.fallback for r in recs]  # compiled, not eager
-    assert all(any(s[0] == "kernel" for s in r.steps) for r in recs)
+    assert all(any(s.kind == StepKind.kernel for s in r.steps) for r in recs)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])

@@ -4,6 +4,7 @@ import torch
 import torch.nn.functional as F
 
 import autofuse
+from autofuse._C import StepKind
 from helpers import compile_fn, kernel_steps, only_record
 
 
@@ -33,7 +34,7 @@ def test_linears_are_aten_and_chains_are_kernels():
     assert rec.fallback == ""
     kernels = kernel_steps(rec)
     assert len(kernels) == 2, rec.fused_text
-    opaque_targets = [rec.translation.nodes[rec.translation.index[s[1]]].origin for s in rec.steps if s[0] == "opaque"]
+    opaque_targets = [rec.translation.nodes[s.ops[0]].origin for s in rec.steps if s.kind == StepKind.opaque]
     assert opaque_targets.count("aten.addmm.default") == 2
     chain1 = {rec.translation.nodes[rec.translation.index[o]].origin for o in kernels[0][1]}
     assert "aten.gelu.default" in chain1

@@ -50,7 +50,8 @@ import torch
 import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
 
 import autofuse
-from helpers import compile_fn
+from autofuse._C import StepKind
+from helpers import compile_fn, node_names
 from test_random_graphs import BINARY as EW_BINARY
 from test_random_graphs import PREDICATE, UNARY
 from test_random_graphs import Case as EwCase
@@ -450,12 +451,13 @@ def _outcome(recs) -> Outcome:
             fallbacks.append("inputs differ from the compiled layout")
         tr = rec.translation
         kinds = {n.name: n.kind for n in tr.nodes}
-        for kind, name, ops, _ins, _outs, *rest in rec.steps:
+        for st in rec.steps:
+            ops = node_names(rec, st.ops)
             cats = [o for o in ops if kinds.get(o) == "concat"]
             if not cats:
                 continue
-            if kind != "kernel":
-                fallbacks.append(f"concat {cats} in a {kind} step: {rest[-1] if rest else ''}")
+            if st.kind != StepKind.kernel:
+                fallbacks.append(f"concat {cats} in an opaque step: {st.reason}")
                 continue
             concat_kernels += 1
             computing = [o for o in ops if kinds.get(o) not in ("concat", "cast")]

@@ -37,7 +37,8 @@ import torch
 import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
 
 import autofuse
-from helpers import compile_fn
+from autofuse._C import StepKind
+from helpers import compile_fn, node_names
 from test_random_graphs import _config, _fake_strides, _lowest_precision, define_program
 
 CASES = int(os.environ.get("AUTOFUSE_FUZZ_CASES", "40"))
@@ -280,15 +281,15 @@ def _reduce_placement(recs) -> Tuple[int, int, List[str]]:
             continue
         reduces = {n.name for n in tr.nodes if n.kind.startswith("reduce_")}
         placed = set()
-        for kind, name, ops, _ins, _outs, *rest in rec.steps:
-            for o in ops:
+        for st in rec.steps:
+            for o in node_names(rec, st.ops):
                 if o not in reduces:
                     continue
                 placed.add(o)
-                if kind == "kernel":
+                if st.kind == StepKind.kernel:
                     in_kernels += 1
                 else:
-                    why = rest[-1] if rest else ""
+                    why = st.reason
                     if "no reduction schedule" in str(why):
                         unsupported += 1
                     else:
