@@ -31,7 +31,7 @@ from . import aten_table, bias_epilogue, constant_folding, decompositions, packe
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
-from .ir_nodes import DTYPES_BY_NAME, is_alias
+from .ir_nodes import dtype_of, is_alias
 from .log import configure as configure_logging, logger
 
 
@@ -123,7 +123,7 @@ def supported_dtypes() -> Dict[str, Set[torch.dtype]]:
     from . import _C
 
     return {
-        kind: {DTYPES_BY_NAME[d] for d in dtypes if d in DTYPES_BY_NAME}
+        kind: {dtype_of(d) for d in dtypes} - {None}
         for kind, (_cls, _arity, dtypes) in _C.op_registry().items()
     }
 

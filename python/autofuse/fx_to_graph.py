@@ -30,7 +30,7 @@ import torch.fx
 
 from . import aten_table, packed_linear
 from .aten_table import Plan, bind_args
-from .ir_nodes import DTYPE_NAMES, ArgRead, GNode, TType, make_call, print_graph, target_name
+from .ir_nodes import ArgRead, GNode, TType, dtype_name, graph_text, make_call, target_name
 from .symbolic import Size, SymbolReader, SymbolSources, hint_value, py_sizes, simplify, to_size
 
 
@@ -54,7 +54,7 @@ class Translation:
 def tensor_type(val: Any, sources: SymbolSources, root_offset: Size = 0) -> Optional[TType]:
     """The TType of a (Fake)Tensor whose sizes are ints or expressions over bindable symbols and
     whose dtype the IR names; else None."""
-    if not isinstance(val, torch.Tensor) or val.dtype not in DTYPE_NAMES or val.layout != torch.strided:
+    if not isinstance(val, torch.Tensor) or dtype_name(val.dtype) is None or val.layout != torch.strided:
         return None
     sizes = [to_size(d) for d in (*val.shape, *val.stride(), val.storage_offset())]
     if any(d is None or not sources.bindable(d) for d in sizes):
@@ -184,7 +184,7 @@ class _Builder:
 
     def const(self, value: Any, dtype: torch.dtype, origin: str) -> int:
         v = _const_value(value, dtype)
-        key = (DTYPE_NAMES[dtype], repr(v))
+        key = (dtype_name(dtype), repr(v))
         if key not in self.consts:
             run = lambda env, v=v, d=dtype: torch.scalar_tensor(v, dtype=d)  # noqa: E731
             node = GNode("c", "const", [], {"value": v}, TType(dtype, (), ()), run, None, origin)
@@ -199,7 +199,7 @@ class _Builder:
             return self.const(n.attrs["value"], dtype, origin)
         run = lambda env, s=src, d=dtype: env[s].to(d)  # noqa: E731
         tt = TType.contiguous(dtype, n.type.shape)
-        return self.add(GNode(f"{n.name}_{DTYPE_NAMES[dtype]}", "cast", [src], {}, tt, run, None, origin))
+        return self.add(GNode(f"{n.name}_{dtype_name(dtype)}", "cast", [src], {}, tt, run, None, origin))
 
     def broadcast(self, src: int, shape: Tuple[Size, ...], origin: str) -> int:
         n = self.nodes[src]
@@ -270,7 +270,7 @@ def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torc
         if is_node and v not in returns:
             returns.append(v)
     symbols = [(str(x), b.hints[x]) for x in b.symbols]
-    text = print_graph(name, b.nodes, returns, symbols)
+    text = graph_text(name, b.nodes, returns, symbols)
     reader = sources.reader(b.symbols) if b.symbols else None
     absorbed = [(target_name(n.target), n.name) for n in b.expand_src if n not in b.fx_slot]
     return Translation(
@@ -455,12 +455,12 @@ def _check_reduce(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
         return f"kind {plan.kind} is not in the op registry"
     (op,) = plan.operands
     if op.dtype not in allowed:
-        return f"{plan.kind} on {DTYPE_NAMES.get(op.dtype, op.dtype)} is not supported by generated kernels"
+        return f"{plan.kind} on {dtype_name(op.dtype) or op.dtype} is not supported by generated kernels"
     src_t = b.tensor_type(op.value.meta.get("val"))
     if src_t is None:
         return f"operand %{op.value.name} has a dtype or sizes the IR lacks"
     if src_t.dtype != op.dtype and src_t.dtype not in b.supported.get("cast", set()):
-        return f"cast from {DTYPE_NAMES[src_t.dtype]} is not supported by generated kernels"
+        return f"cast from {dtype_name(src_t.dtype)} is not supported by generated kernels"
     dims, keepdim = plan.attrs["dims"], plan.attrs["keepdim"]
     empty = [d for d in dims if src_t.shape[d] == 0]
     if empty:
@@ -500,7 +500,7 @@ def _check_concat(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
     allowed = b.supported.get(plan.kind)
     if allowed is None:
         return f"kind {plan.kind} is not in the op registry"
-    dtype = DTYPE_NAMES[out_t.dtype]
+    dtype = dtype_name(out_t.dtype)
     if out_t.dtype not in allowed:
         return f"concat on {dtype} is not supported by generated kernels"
     d = plan.attrs["dim"]
@@ -510,7 +510,7 @@ def _check_concat(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
         if t is None:
             return f"cat input %{op.value.name} has a dtype or sizes the IR lacks"
         if t.dtype != out_t.dtype and not {t.dtype, out_t.dtype} <= b.supported.get("cast", set()):
-            return f"cast of cat input %{op.value.name} from {DTYPE_NAMES[t.dtype]} to {dtype} is unsupported"
+            return f"cast of cat input %{op.value.name} from {dtype_name(t.dtype)} to {dtype} is unsupported"
         if any(n != m for k, (n, m) in enumerate(zip(t.shape, out_t.shape)) if k != d):
             return (f"cat input %{op.value.name} of shape {list(t.shape)} differs from the result "
                     f"{list(out_t.shape)} outside dim {d}")
@@ -528,7 +528,7 @@ def _check_plan(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
     if allowed is None:
         return f"kind {plan.kind} is not in the op registry"
     for k, op in enumerate(plan.operands):
-        if op.dtype not in DTYPE_NAMES:
+        if dtype_name(op.dtype) is None:
             return f"operand dtype {op.dtype}"
         if isinstance(op.value, torch.fx.Node):
             val = op.value.meta.get("val")
@@ -543,9 +543,9 @@ def _check_plan(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
         if plan.kind == "where":
             ok = {torch.bool} if k == 0 else allowed - {torch.bool}
         if op.dtype not in ok:
-            return f"{plan.kind} on {DTYPE_NAMES[op.dtype]} is not supported by generated kernels"
+            return f"{plan.kind} on {dtype_name(op.dtype)} is not supported by generated kernels"
     if plan.kind == "cast" and out_t.dtype not in allowed:
-        return f"cast to {DTYPE_NAMES[out_t.dtype]} is not supported by generated kernels"
+        return f"cast to {dtype_name(out_t.dtype)} is not supported by generated kernels"
     return None
 
 

@@ -1,13 +1,13 @@
-"""The frontend's model of a Graph IR node (type, attributes, eager closure) and its printer.
+"""The frontend's model of a Graph IR node (type, attributes, eager closure).
 
-The text follows docs/ir.md: `%NAME = KIND(%OPERANDS) {ATTRS} : DTYPE[SHAPE] strides [..]
-offset E`, strides only when not row-major, offset only when non-zero, attributes sorted.
+The Graph IR text (docs/ir.md) is printed by the core's one printer (graph/printer.h):
+graph_text() hands it the nodes as records, sizes as expression text.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
+import functools
 import operator
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -17,22 +17,23 @@ import torch.fx
 from . import aten_table
 from .symbolic import Size, ir_text
 
-DTYPE_NAMES: Dict[torch.dtype, str] = {
-    torch.bool: "bool",
-    torch.uint8: "u8",
-    torch.int8: "i8",
-    torch.int16: "i16",
-    torch.int32: "i32",
-    torch.int64: "i64",
-    torch.float16: "f16",
-    torch.bfloat16: "bf16",
-    torch.float32: "f32",
-    torch.float64: "f64",
-}
-DTYPES_BY_NAME: Dict[str, torch.dtype] = {v: k for k, v in DTYPE_NAMES.items()}
 
-# The type printed for values that are not one static tensor (SymInts, tuples, other dtypes).
-PLACEHOLDER_TYPE_TEXT = "i64[]"
+@functools.lru_cache(maxsize=None)
+def _dtype_table() -> Dict[torch.dtype, str]:
+    """torch dtype -> IR name, from the core's one dtype table (support/dtype.h)."""
+    from . import _C
+
+    return {getattr(torch, torch_name): name for name, torch_name, _size in _C.dtypes()}
+
+
+def dtype_name(dtype: Any) -> Optional[str]:
+    """The IR's name of a torch dtype ("f32", "bf16"); None for a dtype the IR lacks."""
+    return _dtype_table().get(dtype)
+
+
+def dtype_of(name: str) -> Optional[torch.dtype]:
+    """The torch dtype the IR calls `name`; None for an unknown name."""
+    return next((t for t, n in _dtype_table().items() if n == name), None)
 
 
 def contiguous_strides(shape: Sequence[Size]) -> Tuple[Size, ...]:
@@ -66,13 +67,10 @@ class TType:
     def is_contiguous(self) -> bool:
         return tuple(self.strides) == contiguous_strides(self.shape) and self.offset == 0
 
-    def text(self) -> str:
-        s = f"{DTYPE_NAMES[self.dtype]}[{', '.join(map(ir_text, self.shape))}]"
-        if tuple(self.strides) != contiguous_strides(self.shape):
-            s += f" strides [{', '.join(map(ir_text, self.strides))}]"
-        if self.offset != 0:
-            s += f" offset {ir_text(self.offset)}"
-        return s
+    def record(self) -> Tuple[str, List[str], List[str], str]:
+        """(dtype, shape, strides, offset) as _C.print_graph takes a type (sizes as text)."""
+        return (dtype_name(self.dtype), [ir_text(d) for d in self.shape], [ir_text(d) for d in self.strides],
+                ir_text(self.offset))
 
 
 @dataclasses.dataclass
@@ -111,66 +109,26 @@ def target_name(target: Any) -> str:
     return f"{mod.lstrip('_')}.{name}" if mod else name
 
 
-def float_text(v: float) -> str:
-    """The shortest "%.*g" text reading back as exactly `v`, marked as a float ('.', 'e', inf,
-    nan): the same text as the C++ printer (graph/attr.cpp), so the IR round-trips."""
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "-inf" if v < 0 else "inf"
-    for prec in range(1, 18):
-        s = "%.*g" % (prec, v)
-        if float(s) == v:
-            break
-    return s if ("." in s or "e" in s) else s + ".0"
-
-
-def quote(s: str) -> str:
-    """A double-quoted string with '"', '\\' and control characters escaped (as graph/attr.cpp)."""
-    out = []
-    for c in s:
-        if c in "\"\\":
-            out.append("\\" + c)
-        elif c in "\n\t\r":
-            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[c])
-        elif ord(c) < 0x20:
-            out.append("\\x%02x" % ord(c))
-        else:
-            out.append(c)
-    return '"' + "".join(out) + '"'
-
-
-def format_attr(v: Any) -> str:
-    """An attribute value as the IR writes it: 3, 2.5, 1e-05, inf, "floor", [1, 4]."""
+def _attr_record(v: Any) -> Any:
+    """An attribute value as _C.print_graph takes it: int, float, str, or sizes as text."""
     if isinstance(v, bool):
-        return "1" if v else "0"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return float_text(v)
-    if isinstance(v, str):
-        return quote(v)
+        return int(v)
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(ir_text(x) for x in v) + "]"
+        return [ir_text(x) for x in v]
+    if isinstance(v, (int, float, str)):
+        return v
     raise TypeError(f"attribute value {v!r}")
 
 
-def print_graph(name: str, nodes: List[GNode], returns: List[int], symbols: Sequence[Tuple[str, int]] = ()) -> str:
+def graph_text(name: str, nodes: List[GNode], returns: List[int], symbols: Sequence[Tuple[str, int]] = ()) -> str:
     """The Graph IR text of `nodes` returning node indices `returns`; `symbols` are the size
-    symbols with their hints."""
-    header = ", ".join(f"{s} = {h}" for s, h in symbols)
-    lines = [f"graph @{name}({header}) {{"]
-    for n in nodes:
-        ops = ", ".join("%" + nodes[o].name for o in n.operands)
-        line = f"  %{n.name} = {n.kind}({ops})"
-        if n.attrs:
-            attrs = ", ".join(f"{k} = {format_attr(n.attrs[k])}" for k in sorted(n.attrs))
-            line += " {" + attrs + "}"
-        line += " : " + (n.type.text() if n.type is not None else PLACEHOLDER_TYPE_TEXT)
-        lines.append(line)
-    lines.append("  return " + ", ".join("%" + nodes[r].name for r in returns))
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    symbols with their hints. A node without a type (not one tensor of an IR dtype) prints as
+    i64[]. Raises _C.CompileError on a size that is not an expression."""
+    from . import _C
+
+    records = [(n.name, n.kind, list(n.operands), {k: _attr_record(v) for k, v in n.attrs.items()},
+                n.type.record() if n.type is not None else None) for n in nodes]
+    return _C.print_graph(name, list(symbols), records, returns)
 
 
 class _Slot:

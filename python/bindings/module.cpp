@@ -2,9 +2,12 @@
 // compile() runs the pipeline on Graph IR text and returns a Program; Program.launch() runs one
 // of its kernels on raw data pointers. No libtorch: tensors cross as integers (data_ptr()).
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
@@ -14,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "fusion/dot.h"
@@ -30,6 +35,7 @@
 #include "runtime/launch.h"
 #include "runtime/openmp_team.h"
 #include "runtime/tuning.h"
+#include "support/dtype.h"
 #include "support/error.h"
 
 namespace nb = nanobind;
@@ -279,6 +285,55 @@ nb::dict parse_flags(const std::string& text, const std::string& base, const std
   return d;
 }
 
+/// A Graph IR type as the frontend hands it over: (dtype name, shape, strides, offset), sizes as
+/// expression text (sym/expr.h).
+using TypeArg =
+    std::tuple<std::string, std::vector<std::string>, std::vector<std::string>, std::string>;
+/// An attribute value as Python holds it; a list holds sizes as expression text.
+using AttrArg = std::variant<int64_t, double, std::string, std::vector<std::string>>;
+/// One node: (name, kind, operand indices, attributes, type or None for a value that is not one
+/// tensor of an IR dtype, printed i64[]).
+using NodeArg = std::tuple<std::string, std::string, std::vector<int>,
+                           std::map<std::string, AttrArg>, std::optional<TypeArg>>;
+
+/// The Graph IR text of the graph the frontend built (the one Graph IR printer, graph/printer.h);
+/// raises CompileError on a dtype the IR lacks or a size that is not an expression.
+std::string print_graph(const std::string& name,
+                        const std::vector<std::pair<std::string, int64_t>>& symbols,
+                        const std::vector<NodeArg>& nodes, const std::vector<int>& outputs) {
+  af::graph::Graph g;
+  g.name = name;
+  for (const auto& [sym, hint] : symbols) g.symbols.push_back({sym, hint});
+  auto exprs = [](const std::vector<std::string>& texts) {
+    std::vector<af::sym::Expr> out;
+    for (const std::string& t : texts) out.push_back(af::sym::parse_expr(t));
+    return out;
+  };
+  for (const auto& [node_name, kind, operands, attrs, type] : nodes) {
+    af::graph::Node n{node_name, kind, operands, {}, {}};
+    for (const auto& [key, value] : attrs)
+      n.attrs[key] = std::visit(
+          [&](const auto& v) -> af::Attr {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::vector<std::string>>)
+              return exprs(v);
+            else
+              return v;
+          },
+          value);
+    if (type) {
+      const auto& [dtype, shape, strides, offset] = *type;
+      std::optional<af::DType> dt = af::parse_dtype(dtype);
+      if (!dt) throw af::CompileError("node %" + node_name + ": unknown dtype " + dtype);
+      n.type = {*dt, exprs(shape), exprs(strides), af::sym::parse_expr(offset)};
+    } else {
+      n.type = af::graph::TensorType::contiguous(af::DType::I64, {});
+    }
+    g.add(std::move(n));
+  }
+  g.outputs = outputs;
+  return af::graph::print(g);
+}
+
 /// Parses and verifies Graph IR text; returns it printed back (a frontend test hook).
 std::string check_graph(const std::string& text) {
   af::graph::Graph g = af::graph::parse_graph(text);
@@ -359,6 +414,16 @@ NB_MODULE(_C, m) {
       .def("__repr__", [](const Step& s) {
         return "Step(" + s.name + ", " + std::to_string(s.ops.size()) + " op(s))";
       });
+  m.def(
+      "dtypes",
+      [] {
+        std::vector<std::tuple<std::string, std::string, int>> out;
+        for (af::DType t : af::all_dtypes())
+          out.emplace_back(af::dtype_name(t), af::dtype_torch_name(t), af::dtype_size(t));
+        return out;
+      },
+      "The element types the IR names: (IR name, torch's name, bytes) per dtype "
+      "(support/dtype.h).");
   m.def("human_bytes", &af::fusion::human_bytes, nb::arg("n"),
         "`n` bytes as explain and the pictures print them: '512 B', '1.5 KiB', '24.0 MiB'.");
 
@@ -472,6 +537,11 @@ NB_MODULE(_C, m) {
       "joins_openmp", [] { return af::runtime::find_loaded_openmp() != nullptr; },
       "Whether kernels run on the OpenMP team of a runtime this process has loaded (torch's), "
       "rather than on autofuse's own thread pool.");
+  m.def("print_graph", &print_graph, nb::arg("name"), nb::arg("symbols"), nb::arg("nodes"),
+        nb::arg("outputs"),
+        "Graph IR text of a graph given as nodes (name, kind, operand indices, attrs, type or "
+        "None; a type is (dtype, shape, strides, offset) with sizes as expression text); "
+        "symbols are (name, hint). Raises CompileError.");
   m.def("check_graph", &check_graph, nb::arg("graph_text"),
         "Parses and verifies Graph IR text, returns it printed; raises CompileError.");
   m.def("stats", &stats,

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace af {
 
@@ -22,5 +23,10 @@ bool is_floating(DType t);
 bool is_low_precision_float(DType t);
 /// The C++ type used for storage in generated code ("float", "uint16_t", "uint8_t", ...).
 std::string_view dtype_storage_cpp(DType t);
+/// torch's name for the dtype ("float32" for torch.float32): the frontend's map from torch
+/// dtypes to ours is built from this table (autofuse._C.dtypes()).
+std::string_view dtype_torch_name(DType t);
+/// Every DType, in table order.
+std::vector<DType> all_dtypes();
 
 }  // namespace af

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from autofuse import _C
 from autofuse.backend import supported_dtypes
 from autofuse.fx_to_graph import translate
+from autofuse.ir_nodes import dtype_name
 from helpers import aten_graph, run_eagerly
 
 FLOATS = {torch.float32, torch.float16, torch.bfloat16}
@@ -119,7 +120,7 @@ def test_single_reduction(fn, x, kind, dims, keepdim, dtype, shape):
             assert src.kind == "cast" and operand(tr, src).kind == "input"
     attrs = ", ".join([f"dims = [{', '.join(map(str, dims))}]", f"keepdim = {keepdim}"])
     type_text = f"[{', '.join(map(str, shape))}]"
-    assert f"= {kind}(%{src.name}) {{{attrs}}} : " in tr.text and type_text in r.type.text()
+    assert f"%{r.name} = {kind}(%{src.name}) {{{attrs}}} : {dtype_name(dtype)}{type_text}" in tr.text
     assert tr.fusible >= 1
 
 
