@@ -5,11 +5,15 @@ A model's linear layers reach the executor as `addmm(bias, x, permute(W, [1, 0])
 W is a parameter. ATen's fp32 call hands W in its plain layout to MKL's sgemm, which packs
 its panels anew on every call. With W packed once (what Inductor does under `freezing`: MKL's packed sgemm,
 mkl._mkl_reorder_linear_weight and _mkl_linear) the same arithmetic runs 1.07-1.47x faster at
-these models' sizes (2 threads, wall time; 1.07-1.43x at 1 thread in CPU time). A pack serves
-the row count it was made for, so dynamic shapes keep one per count (libraries(): a library
-serves one row count per pack).
+these models' sizes (2 threads, wall time; 1.07-1.43x at 1 thread in CPU time; an Intel host).
+On a CPU with AVX-512 that is not Intel's (AMD Zen 4) MKL runs its AVX2 path: there oneDNN's linear
+on a reordered weight (mkldnn._reorder_linear_weight, _linear_pointwise) took 0.43-0.46x the time of
+ATen's call and of MKL's packed one at 8-512 rows (2 threads, interleaved medians), with results as
+close to float64 as MKL's; reordering a 768x3072 weight takes 0.6 ms, so training steps repack too.
+Which library serves a dtype is a table (CHOICES: the first row whose CPU condition holds). A pack
+serves the row count it was made for, so dynamic shapes keep one per count (Library.per_rows).
 
-bf16 depends on the CPU (rules as data: _BF16_LIBRARIES, the first whose CPU feature holds).
+bf16 depends on the CPU too.
 With AMX, ATen's own matmul (oneDNN) runs on W copied once to [in, out] row-major, the layout
 oneDNN reorders into its AMX blocks fastest: the models' bf16 linears with 2304-3072 output
 features run 1.1-1.25x faster, the rest within noise, and BERT/ViT bf16 forwards 1.07-1.09x (2
@@ -39,6 +43,7 @@ linear at 32 rows saves 0.3 ms). Only graph inputs that are parameters or buffer
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 from typing import Any, Callable, Collection, Dict, Optional, Tuple
@@ -80,40 +85,86 @@ def _mm_into(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[t
     return _MM_OUT(x, pack, out=out) if b is None else _ADDMM_OUT(b, x, pack, out=out)
 
 
-def _linear_pointwise(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
-                      rows: int) -> torch.Tensor:
+def _mkl_pack(w: torch.Tensor, rows: int) -> torch.Tensor:
+    return torch.ops.mkl._mkl_reorder_linear_weight.default(w, rows)
+
+
+def _mkl_linear(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
+                rows: int) -> torch.Tensor:
+    return torch.ops.mkl._mkl_linear.default(x, pack, w, b, rows)
+
+
+def _onednn_pack(w: torch.Tensor, rows: int) -> torch.Tensor:
+    return torch.ops.mkldnn._reorder_linear_weight.default(w, rows)
+
+
+def _onednn_linear(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
+                   rows: int) -> torch.Tensor:
     return torch.ops.mkldnn._linear_pointwise.default(x, pack, b, "none", [], "")
 
 
-# The bf16 packed linears by the CPU feature they need, fastest first where several hold (see
-# the module docstring for what each was measured against).
-_BF16_LIBRARIES: Tuple[Tuple[str, Library], ...] = (
-    ("amx_bf16", Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False, in_training=False)),
-    ("avx512_bf16", Library(pack=lambda w, rows: torch.ops.mkldnn._reorder_linear_weight.default(w, rows),
-                            call=_linear_pointwise, in_training=False)),
-)
+_MKL = Library(pack=_mkl_pack, call=_mkl_linear)
+_ONEDNN = Library(pack=_onednn_pack, call=_onednn_linear)
+_ROWS_MAJOR = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False, in_training=False)
 
 
-def _cpu_has(feature: str) -> bool:
-    """Whether this CPU has `feature` (a key of torch.cpu.get_capabilities())."""
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """One row of CHOICES: `library` serves its dtype on CPUs where `when` holds."""
+
+    cpu: str  # the CPUs, in words
+    when: Callable[[Dict[str, Any]], bool]  # (the CPU's capabilities, _capabilities) -> applies
+    library: Library
+
+
+# dtype -> its packed linears, the first whose condition holds on this CPU serving it (the module
+# docstring says what each row was measured against).
+CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
+    torch.float32: (
+        Choice("AVX-512, not Intel (MKL runs its AVX2 path there)",
+               lambda c: c["onednn"] and c["avx512_f"] and c["vendor"] != "GenuineIntel", _ONEDNN),
+        Choice("any with MKL", lambda c: c["mkl"], _MKL),
+    ),
+    torch.bfloat16: (
+        Choice("AMX", lambda c: c["onednn"] and c["amx_bf16"], _ROWS_MAJOR),
+        Choice("AVX-512 BF16 without AMX", lambda c: c["onednn"] and c["avx512_bf16"],
+               dataclasses.replace(_ONEDNN, in_training=False)),
+    ),
+}
+
+
+def _cpu_vendor() -> str:
+    """The CPU vendor id ("GenuineIntel", "AuthenticAMD"); "" where /proc/cpuinfo lacks it."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _capabilities() -> Dict[str, Any]:
+    """What CHOICES' conditions read: torch.cpu.get_capabilities() (False for a feature it does
+    not list), the vendor, and whether this torch has MKL's and oneDNN's packed linears."""
     get = getattr(torch.cpu, "get_capabilities", None)
-    return bool(get is not None and get().get(feature, False))
+    caps = collections.defaultdict(bool, get() if get is not None else {})
+    caps["vendor"] = _cpu_vendor()
+    caps["mkl"] = torch.backends.mkl.is_available() and hasattr(torch.ops.mkl, "_mkl_linear")
+    caps["onednn"] = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+    return caps
 
 
 @functools.lru_cache(maxsize=None)
 def libraries() -> Dict[torch.dtype, Library]:
-    """dtype -> the packed linear this torch build and CPU have for it (see the module docstring)."""
+    """dtype -> the packed linear this torch build and CPU have for it (CHOICES)."""
+    caps = _capabilities()
     libs: Dict[torch.dtype, Library] = {}
-    mkl = torch.ops.mkl
-    if torch.backends.mkl.is_available() and hasattr(mkl, "_mkl_linear"):
-        libs[torch.float32] = Library(
-            pack=lambda w, rows: mkl._mkl_reorder_linear_weight.default(w, rows),
-            call=lambda x, pack, w, b, rows: mkl._mkl_linear.default(x, pack, w, b, rows))
-    if torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise"):
-        for feature, lib in _BF16_LIBRARIES:
-            if _cpu_has(feature):
-                libs[torch.bfloat16] = lib
-                break
+    for dtype, rows in CHOICES.items():
+        chosen = next((c.library for c in rows if c.when(caps)), None)
+        if chosen is not None:
+            libs[dtype] = chosen
     return libs
 
 

@@ -166,21 +166,27 @@ def test_bf16_packs_for_inference_only():
     assert calls == (2 if torch.bfloat16 in packed_linear.libraries() else 0)
 
 
-@pytest.mark.parametrize("feature", [f for f, _ in packed_linear._BF16_LIBRARIES])
+@pytest.mark.parametrize("dtype,row", [(d, i) for d, rows in packed_linear.CHOICES.items() for i in range(len(rows))])
 @pytest.mark.parametrize("rows", [1, 7, 64])
-def test_every_bf16_library_computes_the_linear(feature, rows):
-    # Each CPU's choice, run on this CPU where oneDNN's bf16 runs at all: the same values as
-    # ATen's addmm/mm, for a pack made for another row count too.
-    if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
-        pytest.skip("oneDNN has no bf16 on this CPU")
-    lib = dict(packed_linear._BF16_LIBRARIES)[feature]
+def test_every_library_computes_the_linear(dtype, row, rows):
+    # Every CPU's choice, run on this CPU where its library runs at all: the same values as
+    # ATen's addmm/mm, and for a pack made for another row count where one pack serves any.
+    choice = packed_linear.CHOICES[dtype][row]
+    lib = choice.library
+    if lib.pack is packed_linear._mkl_pack and not torch.backends.mkl.is_available():
+        pytest.skip("torch without MKL")
+    if lib.pack is not packed_linear._mkl_pack and (
+            not torch.backends.mkldnn.is_available()
+            or dtype == torch.bfloat16 and not torch.ops.mkldnn._is_mkldnn_bf16_supported()):
+        pytest.skip("oneDNN does not run this dtype on this CPU")
+    tol = dict(atol=1e-2, rtol=1.6e-2) if dtype == torch.bfloat16 else {}
     torch.manual_seed(0)
-    x, w, b = (torch.randn(*s, dtype=torch.bfloat16) for s in ((rows, 48), (40, 48), (40,)))
-    for pack_rows in (rows, rows + 3):
+    x, w, b = (torch.randn(*s, dtype=dtype) for s in ((rows, 48), (40, 48), (40,)))
+    for pack_rows in (rows,) if lib.per_rows else (rows, rows + 3):
         pack = lib.pack(w, pack_rows)
         for bias, want in ((b, torch.addmm(b, x, w.t())), (None, torch.mm(x, w.t()))):
-            torch.testing.assert_close(lib.call(x, pack, w, bias, rows), want, atol=1e-2, rtol=1.6e-2)
+            torch.testing.assert_close(lib.call(x, pack, w, bias, rows), want, **tol)
             if lib.call_into is not None:
-                out = torch.empty(rows, 40, dtype=torch.bfloat16)
+                out = torch.empty(rows, 40, dtype=dtype)
                 lib.call_into(x, pack, w, bias, rows, out)
-                torch.testing.assert_close(out, want, atol=1e-2, rtol=1.6e-2)
+                torch.testing.assert_close(out, want, **tol)
