@@ -34,7 +34,7 @@ struct EmittedSource {
 };
 
 /// One launchable kernel to print: a plain kernel (one scheduled loop nest) or a concat kernel,
-/// whose segments (fusion/concat_fuse.h) share one launch: block indices run over segment 0's
+/// whose segments (fusion/concat_merge.h) share one launch: block indices run over segment 0's
 /// blocks, then segment 1's, ... Segment s reads kernel input input_map[s][j] as its input j and
 /// writes kernel output output_map[s][j] as its output j.
 struct KernelUnit {

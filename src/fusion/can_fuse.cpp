@@ -5,7 +5,7 @@
 #include <optional>
 #include <set>
 
-#include "fusion/concat_fuse.h"
+#include "fusion/concat_merge.h"
 #include "fusion/embed.h"
 #include "fusion/merge.h"
 #include "fusion/reduce_check.h"
@@ -48,6 +48,12 @@ std::optional<std::string> embedding_reason(const FusedGraph& fg, int a, int b,
   return std::nullopt;
 }
 
+int total_compute_nodes(const FusedNode& step) {
+  int n = 0;
+  for (const ascir::AscGraph* g : step.kernel_graphs()) n += compute_node_count(*g);
+  return n;
+}
+
 }  // namespace
 
 FusionDecision cycle_and_input_check(const FusedGraph& fg, const StepIndex& index, int a, int b,
@@ -61,6 +67,41 @@ FusionDecision cycle_and_input_check(const FusedGraph& fg, const StepIndex& inde
                               " inputs, more than max_inputs " + std::to_string(opts.max_inputs));
   return FusionDecision::yes();
 }
+
+namespace {
+
+/// Whether steps a < b, one of them a concat kernel and both kernels, may merge; every "no"
+/// carries its reason (another concat kernel, a cycle, the input/node limits, a kernel that
+/// cannot join the concat (plan_concat_join), or the reason a segment's merge is declined by
+/// can_fuse). A yes carries the merged concat kernel.
+FusionDecision can_fuse_concat(const FusedGraph& fg, const StepIndex& index, int a, int b,
+                               const FusionOptions& opts) {
+  const FusedNode& ka = fg.nodes[a];
+  const FusedNode& kb = fg.nodes[b];
+  if (ka.is_concat() && kb.is_concat())
+    return FusionDecision::no("both " + step_label(fg, a) + " and " + step_label(fg, b) +
+                              " are concat kernels");
+  if (!opts.concat) return FusionDecision::no("concat pass is disabled");
+  if (FusionDecision d = cycle_and_input_check(fg, index, a, b, opts); !d.ok) return d;
+  ConcatJoin j = plan_concat_join(fg, a, b);
+  if (!j.ok()) return FusionDecision::no("concat: " + j.reason);
+  int nodes = total_compute_nodes(fg.nodes[j.concat]);
+  const auto graphs = segment_graphs(fg, j);
+  std::vector<std::optional<FusedNode>> merged(graphs.size());
+  for (size_t s = 0; s < graphs.size(); ++s) {
+    if (!graphs[s]) continue;
+    const FusedGraph& g = *graphs[s];
+    FusionDecision d = can_fuse(g, a, b, opts);
+    if (!d.ok) return FusionDecision::no("concat segment " + std::to_string(s) + ": " + d.reason);
+    nodes += compute_node_count(g.nodes[j.kernel].kernel);
+    merged[s] = d.merged ? std::move(d.merged) : merge_kernels(g, a, b);
+  }
+  FusionDecision d = node_limit(nodes, opts);
+  if (d.ok) d.merged = assemble_concat(fg, j, a, std::move(merged));
+  return d;
+}
+
+}  // namespace
 
 FusionDecision can_fuse(const FusedGraph& fg, int a, int b, const FusionOptions& opts) {
   return can_fuse(fg, StepIndex(fg), a, b, opts);
@@ -100,12 +141,17 @@ FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int
     if (auto why = reduction_check(merged, fg.source, opts)) return FusionDecision::no(*why);
     if (auto why = schedule::reduce_unsupported_reason(merged.kernel))
       return FusionDecision::no("no reduction schedule for the merged kernel: " + *why);
-    return node_limit(compute_node_count(merged.kernel), opts);
+    FusionDecision d = node_limit(compute_node_count(merged.kernel), opts);
+    if (d.ok) d.merged = std::move(merged);
+    return d;
   }
   // The sum bounds the merged count from above; merge only when it might be over the limit.
   int nodes = compute_node_count(ka.kernel) + compute_node_count(kb.kernel);
-  if (nodes > opts.max_nodes) nodes = compute_node_count(merge_kernels(fg, index, a, b).kernel);
-  return node_limit(nodes, opts);
+  if (nodes <= opts.max_nodes) return FusionDecision::yes();
+  FusedNode merged = merge_kernels(fg, index, a, b);
+  FusionDecision d = node_limit(compute_node_count(merged.kernel), opts);
+  if (d.ok) d.merged = std::move(merged);
+  return d;
 }
 
 }  // namespace af::fusion

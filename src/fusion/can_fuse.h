@@ -1,6 +1,7 @@
 // Fusion policy: may two steps of a FusedGraph become one kernel? Every "no" carries its reason
 // (for the greedy driver's rejected list and the explain report). The mechanics are in merge.h.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "fusion/fused_graph.h"
@@ -30,12 +31,14 @@ struct FusionOptions {
   bool emulate_precision_casts = false;
 };
 
-/// A policy answer: `ok`, or not with the reason why.
+/// A policy answer: `ok`, or not with the reason why. A yes the policy judged by building the
+/// merged kernel carries it, so the driver places it instead of merging again.
 struct FusionDecision {
   bool ok = false;
   std::string reason;
-  static FusionDecision yes() { return {true, {}}; }
-  static FusionDecision no(std::string why) { return {false, std::move(why)}; }
+  std::optional<FusedNode> merged;  // ok only: the merged step, when the policy built it
+  static FusionDecision yes() { return {true, {}, std::nullopt}; }
+  static FusionDecision no(std::string why) { return {false, std::move(why), std::nullopt}; }
 };
 
 /// Whether steps a and b (a before b in execution order) may merge into one kernel. Says no,
@@ -45,8 +48,9 @@ struct FusionDecision {
 /// max_nodes compute nodes. When either has a reduce or the axes differ, the merged kernel is
 /// built (axis embedding, fusion/embed.h) and checked: the axes must embed, the guest may be
 /// smaller only on reduced axes (or be recomputed there, at most recomputation_threshold
-/// compute nodes), and reduction_check (fusion/reduce_check.h) must pass.
-/// Throws CompileError when a, b are not two steps with a < b.
+/// compute nodes), and reduction_check (fusion/reduce_check.h) must pass. With a concat kernel
+/// (fusion/concat_merge.h) the kernel must be able to join it and every segment's merge must
+/// pass this policy. Throws CompileError when a, b are not two steps with a < b.
 FusionDecision can_fuse(const FusedGraph& fg, int a, int b, const FusionOptions& opts);
 /// The same, reusing a StepIndex of `fg` (the greedy driver asks many times per round).
 FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int b,

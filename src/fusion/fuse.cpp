@@ -212,7 +212,8 @@ FusedGraph fuse(FusedGraph fg, const FusionOptions& opts) {
         if (c.edge >= 0 || idx.path_through(c.a, c.b) < 0) rejected.add(fg, c, std::move(d.reason));
         continue;
       }
-      place_merged(fg, ids, idx, c.a, c.b, merge_kernels(fg, idx, c.a, c.b), next_id++);
+      FusedNode m = d.merged ? std::move(*d.merged) : merge_kernels(fg, idx, c.a, c.b);
+      place_merged(fg, ids, idx, c.a, c.b, std::move(m), next_id++);
       merged = true;
       break;
     }

@@ -26,7 +26,7 @@ struct FusedNode {
   std::vector<std::vector<int>> input_axes;
   ascir::AscGraph kernel;  // Kind::Kernel only (empty for a concat kernel: see `segments`)
   std::string reason;      // Kind::Opaque: why this op is not in a kernel
-  /// A concat kernel (fusion/concat_fuse.h): one loop nest per concat operand, launched as one
+  /// A concat kernel (fusion/concat_merge.h): one loop nest per concat operand, launched as one
   /// kernel. Segment i is a kernel step of its own (kernel, inputs, outputs, input_axes) that
   /// computes the slice [segment_starts[i], segment_starts[i] + its size) along dim
   /// `concat_dim` of a `concat_shape` space: operand i's producers and that slice of every

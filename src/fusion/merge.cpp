@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "fusion/concat_fuse.h"
+#include "fusion/concat_merge.h"
 #include "fusion/embed.h"
 #include "fusion/steps.h"
 #include "support/error.h"

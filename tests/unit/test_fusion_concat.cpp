@@ -1,11 +1,10 @@
-// Unit tests of concat fusion (fusion/concat_fuse.h): the lowered concat kernel (one segment per
+// Unit tests of concat fusion (fusion/concat_merge.h): the lowered concat kernel (one segment per
 // operand), producers merging into their segment, whole-space kernels sliced into every segment
 // (their loads and stores offset by the segment's start), the rotary-embedding pattern, and the
 // fusions the policy declines with their reasons. Numeric checks run the fused program with the
 // interpreter of fusion_interp.h (each segment writes its slice) against eager. Random concat
 // programs and the compiled kernels: test_fusion_concat_random.cpp.
 #include <gtest/gtest.h>
-
 
 #include "asc_test_util.h"
 #include "ascir/printer.h"
@@ -366,7 +365,15 @@ TEST(ConcatCanFuse, NodeLimitCountsEverySegment) {
   EXPECT_EQ(can_fuse(fg, 0, 1, opts).reason,
             "the merged kernel would have 2 compute nodes, more than max_nodes 1");
   opts.max_nodes = 2;
-  EXPECT_TRUE(can_fuse(fg, 0, 1, opts).ok);
+  FusionDecision d = can_fuse(fg, 0, 1, opts);
+  ASSERT_TRUE(d.ok) << d.reason;
+  // A yes carries the concat kernel merge_concat builds (each segment merged once).
+  ASSERT_TRUE(d.merged.has_value());
+  FusedNode again = merge_kernels(fg, 0, 1);
+  ASSERT_EQ(d.merged->segments.size(), again.segments.size());
+  for (size_t s = 0; s < again.segments.size(); ++s)
+    EXPECT_EQ(ascir::print(d.merged->segments[s].kernel), ascir::print(again.segments[s].kernel));
+  EXPECT_EQ(d.merged->ops, again.ops);
   FusedGraph out = fuse(fg, opts);
   EXPECT_EQ(out.num_kernels(), 2);
   check_program(out);

@@ -184,6 +184,26 @@ TEST(ReduceMerge, HostIsTheProducer) {
   check_program(merged);
 }
 
+TEST(ReduceMerge, AYesCarriesTheMergedKernelTheMechanicsBuild) {
+  // The policy builds the merged kernel to judge a reduce pair; the driver places that one.
+  FusedGraph fg = lower(parse(kRowChain));
+  int v = step_of(fg, "v"), a = step_of(fg, "a");
+  FusionDecision d = can_fuse(fg, v, a, FusionOptions{});
+  ASSERT_TRUE(d.ok) << d.reason;
+  ASSERT_TRUE(d.merged.has_value());
+  EXPECT_EQ(ascir::print(d.merged->kernel), ascir::print(merge_kernels(fg, v, a).kernel));
+  // Equal loop nests under the node limit are not merged to be judged.
+  FusedGraph plain = lower(parse(R"(graph @p() {
+  %x = input() {index = 0} : f32[4, 6]
+  %e = exp(%x) : f32[4, 6]
+  %t = tanh(%e) : f32[4, 6]
+  return %t
+})"));
+  FusionDecision p = can_fuse(plain, 0, 1, FusionOptions{});
+  EXPECT_TRUE(p.ok);
+  EXPECT_FALSE(p.merged.has_value());
+}
+
 TEST(ReduceMerge, HostIsTheConsumer) {
   // exp(%bias) [6] embeds into the broadcast kernel [s0, 6]: guest = producer.
   FusedGraph fg = lower(parse(R"(graph @t(s0 = 3) {

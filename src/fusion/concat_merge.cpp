@@ -1,6 +1,6 @@
-// Concat fusion: plans how a kernel joins a concat kernel, then runs the ordinary policy and
-// mechanics once per segment (see concat_fuse.h).
-#include "fusion/concat_fuse.h"
+// Concat fusion mechanics: plans how a kernel joins a concat kernel, then merges it segment by
+// segment with the ordinary mechanics (see concat_merge.h).
+#include "fusion/concat_merge.h"
 
 #include <algorithm>
 #include <set>
@@ -15,16 +15,8 @@ namespace {
 
 using ascir::AscNode;
 
-/// How a plain kernel joins a concat kernel: into one segment as it is, or sliced into every
-/// segment; or not, with the reason.
-struct Join {
-  std::string reason;   // non-empty: it cannot join
-  int segment = -1;     // >= 0: merges into this segment unchanged
-  bool sliced = false;  // true: slice i merges into segment i
-};
-
-Join no(std::string why) {
-  return Join{std::move(why), -1, false};
+ConcatJoin no(int cs, int ks, std::string why) {
+  return ConcatJoin{cs, ks, std::move(why), -1, false};
 }
 
 bool contains(const std::vector<int>& v, int x) {
@@ -115,7 +107,7 @@ std::string segment_not_slice(const FusedNode& concat, size_t s) {
 }
 
 /// How plain kernel `k` (step `ks`) joins concat kernel `concat` (step `cs`).
-Join plan_join(const FusedGraph& fg, int cs, int ks) {
+ConcatJoin plan_join(const FusedGraph& fg, int cs, int ks) {
   const FusedNode& concat = fg.nodes[cs];
   const FusedNode& k = fg.nodes[ks];
   const bool k_first = ks < cs;
@@ -129,16 +121,16 @@ Join plan_join(const FusedGraph& fg, int cs, int ks) {
       const FusedNode& seg = concat.segments[s];
       if (k_first && contains(seg.inputs, v)) segs_reading.insert(static_cast<int>(s));
       if (!k_first && !contains(seg.outputs, v))
-        return no(value_name(fg, v) + " is written by some segments of the concat only");
+        return no(cs, ks, value_name(fg, v) + " is written by some segments of the concat only");
     }
   }
   // A producer of one segment's values merges into that segment.
   if (k_first && segs_reading.size() == 1 && concat.segments.size() > 1)
-    return Join{"", *segs_reading.begin(), false};
+    return ConcatJoin{cs, ks, "", *segs_reading.begin(), false};
   if (std::string why = not_whole_space(concat, k); !why.empty())
-    return no(std::string(flows ? "" : "siblings: ") + why);
+    return no(cs, ks, std::string(flows ? "" : "siblings: ") + why);
   for (size_t s = 0; s < concat.segments.size(); ++s)
-    if (std::string why = segment_not_slice(concat, s); !why.empty()) return no(why);
+    if (std::string why = segment_not_slice(concat, s); !why.empty()) return no(cs, ks, why);
   // A sliced producer's values must be read by each segment at that segment's own positions.
   if (k_first) {
     for (size_t s = 0; s < concat.segments.size(); ++s) {
@@ -151,42 +143,19 @@ Join plan_join(const FusedGraph& fg, int cs, int ks) {
         sym::Expr want =
             concat.segment_starts[s] * t.strides.at(static_cast<size_t>(concat.concat_dim));
         if (seg.kernel.nodes[d].out.offset != want)
-          return no("segment " + std::to_string(s) + " reads " + value_name(fg, v) +
-                    " at another position than its own slice");
+          return no(cs, ks,
+                    "segment " + std::to_string(s) + " reads " + value_name(fg, v) +
+                        " at another position than its own slice");
       }
     }
   }
-  return Join{"", -1, true};
+  return ConcatJoin{cs, ks, "", -1, true};
 }
 
 /// `fg` with step `at` replaced by `step`.
 FusedGraph with_step(FusedGraph fg, int at, FusedNode step) {
   fg.nodes[static_cast<size_t>(at)] = std::move(step);
   return fg;
-}
-
-/// The per-segment pairs a merge runs: for segment s, `fg` with the concat step replaced by the
-/// segment and the other step by what joins it (itself or its slice s). Empty for segments the
-/// other step does not join.
-std::vector<std::optional<FusedGraph>> segment_graphs(const FusedGraph& fg, int cs, int ks,
-                                                      const Join& j) {
-  const FusedNode& concat = fg.nodes[cs];
-  std::vector<std::optional<FusedGraph>> out(concat.segments.size());
-  for (size_t s = 0; s < concat.segments.size(); ++s) {
-    if (!j.sliced && static_cast<int>(s) != j.segment) continue;
-    FusedGraph g = with_step(fg, cs, segment_step(concat, s));
-    if (j.sliced)
-      g.nodes[static_cast<size_t>(ks)] = slice_kernel(
-          fg.nodes[ks], concat.concat_dim, concat.segment_starts[s], segment_extent(concat, s));
-    out[s] = std::move(g);
-  }
-  return out;
-}
-
-int total_compute_nodes(const FusedNode& step) {
-  int n = 0;
-  for (const ascir::AscGraph* g : step.kernel_graphs()) n += compute_node_count(*g);
-  return n;
 }
 
 }  // namespace
@@ -204,55 +173,51 @@ void set_concat_io(FusedNode& step) {
   step.input_axes.clear();
 }
 
-FusionDecision can_fuse_concat(const FusedGraph& fg, const StepIndex& index, int a, int b,
-                               const FusionOptions& opts) {
-  const FusedNode& ka = fg.nodes[a];
-  const FusedNode& kb = fg.nodes[b];
-  if (ka.is_concat() && kb.is_concat())
-    return FusionDecision::no("both " + step_label(fg, a) + " and " + step_label(fg, b) +
-                              " are concat kernels");
-  if (!opts.concat) return FusionDecision::no("concat pass is disabled");
-  if (FusionDecision d = cycle_and_input_check(fg, index, a, b, opts); !d.ok) return d;
-  const int cs = ka.is_concat() ? a : b;
-  const int ks = ka.is_concat() ? b : a;
-  Join j = plan_join(fg, cs, ks);
-  if (!j.reason.empty()) return FusionDecision::no("concat: " + j.reason);
-  int nodes = total_compute_nodes(fg.nodes[cs]);
-  const auto graphs = segment_graphs(fg, cs, ks, j);
-  for (size_t s = 0; s < graphs.size(); ++s) {
-    if (!graphs[s]) continue;
-    const FusedGraph& g = *graphs[s];
-    FusionDecision d = can_fuse(g, a, b, opts);
-    if (!d.ok) return FusionDecision::no("concat segment " + std::to_string(s) + ": " + d.reason);
-    nodes += compute_node_count(g.nodes[ks].kernel);
-  }
-  if (nodes > opts.max_nodes)
-    return FusionDecision::no("the merged kernel would have " + std::to_string(nodes) +
-                              " compute nodes, more than max_nodes " +
-                              std::to_string(opts.max_nodes));
-  return FusionDecision::yes();
+ConcatJoin plan_concat_join(const FusedGraph& fg, int a, int b) {
+  const int cs = fg.nodes[a].is_concat() ? a : b;
+  return plan_join(fg, cs, cs == a ? b : a);
 }
 
-FusedNode merge_concat(const FusedGraph& fg, int a, int b) {
-  const int cs = fg.nodes[a].is_concat() ? a : b;
-  const int ks = cs == a ? b : a;
-  Join j = plan_join(fg, cs, ks);
-  if (!j.reason.empty())
-    throw CompileError("merge_concat: " + step_label(fg, ks) + " cannot join concat kernel " +
-                       step_label(fg, cs) + ": " + j.reason);
-  FusedNode out = fg.nodes[cs];
-  const auto graphs = segment_graphs(fg, cs, ks, j);
-  for (size_t s = 0; s < graphs.size(); ++s) {
-    if (!graphs[s]) continue;
-    FusedNode merged = merge_kernels(*graphs[s], a, b);
-    merged.name = out.segments[s].name;
-    out.segments[s] = std::move(merged);
+std::vector<std::optional<FusedGraph>> segment_graphs(const FusedGraph& fg, const ConcatJoin& j) {
+  const int cs = j.concat, ks = j.kernel;
+  const FusedNode& concat = fg.nodes[cs];
+  std::vector<std::optional<FusedGraph>> out(concat.segments.size());
+  for (size_t s = 0; s < concat.segments.size(); ++s) {
+    if (!j.sliced && static_cast<int>(s) != j.segment) continue;
+    FusedGraph g = with_step(fg, cs, segment_step(concat, s));
+    if (j.sliced)
+      g.nodes[static_cast<size_t>(ks)] = slice_kernel(
+          fg.nodes[ks], concat.concat_dim, concat.segment_starts[s], segment_extent(concat, s));
+    out[s] = std::move(g);
   }
-  const FusedNode& k = fg.nodes[ks];
+  return out;
+}
+
+FusedNode assemble_concat(const FusedGraph& fg, const ConcatJoin& j, int a,
+                          std::vector<std::optional<FusedNode>> merged) {
+  FusedNode out = fg.nodes[j.concat];
+  for (size_t s = 0; s < merged.size() && s < out.segments.size(); ++s) {
+    if (!merged[s]) continue;
+    merged[s]->name = out.segments[s].name;
+    out.segments[s] = std::move(*merged[s]);
+  }
+  const FusedNode& k = fg.nodes[j.kernel];
   out.ops.insert(out.ops.end(), k.ops.begin(), k.ops.end());
   set_concat_io(out);
   out.name = fg.nodes[a].name;
   return out;
+}
+
+FusedNode merge_concat(const FusedGraph& fg, int a, int b) {
+  ConcatJoin j = plan_concat_join(fg, a, b);
+  if (!j.ok())
+    throw CompileError("merge_concat: " + step_label(fg, j.kernel) + " cannot join concat kernel " +
+                       step_label(fg, j.concat) + ": " + j.reason);
+  const auto graphs = segment_graphs(fg, j);
+  std::vector<std::optional<FusedNode>> merged(graphs.size());
+  for (size_t s = 0; s < graphs.size(); ++s)
+    if (graphs[s]) merged[s] = merge_kernels(*graphs[s], a, b);
+  return assemble_concat(fg, j, a, std::move(merged));
 }
 
 }  // namespace af::fusion
