@@ -5,7 +5,7 @@ A model's linear layers reach the executor as `addmm(bias, x, permute(W, [1, 0])
 W is a parameter. ATen's fp32 call hands W in its plain layout to MKL's sgemm, which packs
 its panels anew on every call. With W packed once (what Inductor does under `freezing`: MKL's packed sgemm,
 mkl._mkl_reorder_linear_weight and _mkl_linear) the same arithmetic runs 1.07-1.47x faster at
-these models' sizes (2 threads, wall time; 1.07-1.43x at 1 thread in CPU time; an Intel host).
+these models' sizes (2 threads, wall time; 1.07-1.43x at 1 thread in CPU time).
 On a CPU with AVX-512 that is not Intel's (AMD Zen 4) MKL runs its AVX2 path: there oneDNN's linear
 on a reordered weight (mkldnn._reorder_linear_weight, _linear_pointwise) took 0.43-0.46x the time of
 ATen's call and of MKL's packed one at 8-512 rows (2 threads, interleaved medians), with results as
