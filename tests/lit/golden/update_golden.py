@@ -6,6 +6,8 @@ Each golden is the Graph IR of one graph of a bench/models.py model as AUTOFUSE_
 (gN.graph.ir); its CHECK lines hold the sha256 of autofuse-opt's output at the fuse, schedule
 and codegen stages (avx2: the same text on every host). `--inputs DIR` first replaces the inputs
 with the gN.graph.ir files under DIR/<name>/ (AUTOFUSE_DUMP=DIR/<name> per model and config).
+tests/python/test_golden_frontend.py checks the other half: that the frontend still writes
+these bodies for the models.
 
   python tests/lit/golden/update_golden.py [--inputs DIR]
 """
