@@ -13,14 +13,13 @@ close to float64 as MKL's; reordering a 768x3072 weight takes 0.6 ms, so trainin
 Which library serves a dtype is a table (CHOICES: the first row whose CPU condition holds). A pack
 serves the row count it was made for, so dynamic shapes keep one per count (Library.per_rows).
 
-bf16 depends on the CPU too.
-With AMX, ATen's own matmul (oneDNN) runs on W copied once to [in, out] row-major, the layout
-oneDNN reorders into its AMX blocks fastest: the models' bf16 linears with 2304-3072 output
-features run 1.1-1.25x faster, the rest within noise, and BERT/ViT bf16 forwards 1.07-1.09x (2
-threads, interleaved in one process). There oneDNN's linear on a reordered weight
+bf16 depends on the CPU too. By default ATen's own matmul (oneDNN, AMX where the CPU has it)
+runs on W copied once to [in, out] row-major, the layout oneDNN reorders into its AMX blocks
+fastest: the models' bf16 linears with 2304-3072 output features run 1.1-1.25x faster, the rest
+within noise, and BERT/ViT bf16 forwards 1.07-1.09x (2 threads, interleaved in one process). There oneDNN's linear on a reordered weight
 (mkldnn._reorder_linear_weight, _linear_pointwise) was 1.16-1.41x ATen's at 1 thread but
 0.55-0.68x at 2 threads for 768 output features, which made whole bf16 models slower at torch's
-default thread count. Without AMX but with AVX-512 BF16 (AMD Zen 4) it is the other way round:
+default thread count. With AVX-512 BF16 but no AMX (AMD Zen 4) it is the other way round:
 the [in, out] copy runs 1.02-1.09x slower than ATen's call on the transposed view, and
 oneDNN's reordered linear 0.96-0.99x its time at 512 rows and 0.68-0.76x at 4-8 rows (2
 threads, interleaved medians; the bf16 models' linears measured 1.04-1.08x slower with the copy).
@@ -126,9 +125,10 @@ CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
         Choice("any with MKL", lambda c: c["mkl"], _MKL),
     ),
     torch.bfloat16: (
-        Choice("AMX", lambda c: c["onednn"] and c["amx_bf16"], _ROWS_MAJOR),
-        Choice("AVX-512 BF16 without AMX", lambda c: c["onednn"] and c["avx512_bf16"],
+        Choice("AVX-512 BF16 without AMX (Zen 4)",
+               lambda c: c["onednn"] and c["avx512_bf16"] and not c["amx_bf16"],
                dataclasses.replace(_ONEDNN, in_training=False)),
+        Choice("any other with oneDNN (AMX where it has it)", lambda c: c["onednn"], _ROWS_MAJOR),
     ),
 }
 
