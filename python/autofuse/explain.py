@@ -155,7 +155,8 @@ def _graph_lines(g: GraphReport) -> List[str]:
     if g.kernels:
         rows = [("kernel", "ops", "read", "written", "unfused", "saved", "tiling cases")]
         for k in g.kernels:
-            saved = f"{100 * k.saved_bytes / k.unfused_bytes:.0f}%" if k.unfused_bytes and k.saved_bytes is not None else "-"
+            known = k.unfused_bytes and k.saved_bytes is not None
+            saved = f"{100 * k.saved_bytes / k.unfused_bytes:.0f}%" if known else "-"
             rows.append((
                 k.name, str(len(k.ops)), human_bytes(k.bytes_read), human_bytes(k.bytes_written),
                 human_bytes(k.unfused_bytes), saved, ", ".join(k.tiling_cases) or "-",
