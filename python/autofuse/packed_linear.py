@@ -19,10 +19,11 @@ fastest: the models' bf16 linears with 2304-3072 output features run 1.1-1.25x f
 within noise, and BERT/ViT bf16 forwards 1.07-1.09x (2 threads, interleaved in one process).
 There oneDNN's linear on a reordered weight (mkldnn._reorder_linear_weight, _linear_pointwise)
 was 1.16-1.41x ATen's at 1 thread but 0.55-0.68x at 2 threads for 768 output features, which
-made whole bf16 models slower at torch's default thread count. With AVX-512 BF16 but no AMX (AMD Zen 4) it is the other way round:
-the [in, out] copy runs 1.02-1.09x slower than ATen's call on the transposed view, and
-oneDNN's reordered linear 0.96-0.99x its time at 512 rows and 0.68-0.76x at 4-8 rows (2
-threads, interleaved medians; the bf16 models' linears measured 1.04-1.08x slower with the copy).
+made whole bf16 models slower at torch's default thread count. With AVX-512 BF16 but no AMX
+(AMD Zen 4) it is the other way round: the [in, out] copy runs 1.02-1.09x slower than ATen's
+call on the transposed view, and oneDNN's reordered linear 0.96-0.99x its time at 512 rows and
+0.68-0.76x at 4-8 rows (2 threads, interleaved medians; the bf16 models' linears measured
+1.04-1.08x slower with the copy).
 GPT-2's Conv1D weights are [in, out] already and are not copied. In training graphs, where every
 step repacks, bf16 stays on ATen's call (BERT/Llama bf16 steps measured 0.98-1.0x with packing).
 fp16 stays on ATen's call (no AMX for it on these CPUs: the copy measured within noise).
