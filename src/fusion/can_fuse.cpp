@@ -16,12 +16,17 @@
 namespace af::fusion {
 namespace {
 
-FusionDecision node_limit(int nodes, const FusionOptions& opts) {
+/// No when `nodes` compute nodes exceed max_nodes; else yes, carrying `merged` (the merged step
+/// the policy built to count them, if it did).
+FusionDecision node_limit(int nodes, const FusionOptions& opts,
+                          std::optional<FusedNode> merged = std::nullopt) {
   if (nodes > opts.max_nodes)
     return FusionDecision::no("the merged kernel would have " + std::to_string(nodes) +
                               " compute nodes, more than max_nodes " +
                               std::to_string(opts.max_nodes));
-  return FusionDecision::yes();
+  FusionDecision d = FusionDecision::yes();
+  d.merged = std::move(merged);
+  return d;
 }
 
 /// Why embedding the guest into the host is not allowed, or nullopt. The guest's values are
@@ -94,11 +99,13 @@ FusionDecision can_fuse_concat(const FusedGraph& fg, const StepIndex& index, int
     FusionDecision d = can_fuse(g, a, b, opts);
     if (!d.ok) return FusionDecision::no("concat segment " + std::to_string(s) + ": " + d.reason);
     nodes += compute_node_count(g.nodes[j.kernel].kernel);
-    merged[s] = d.merged ? std::move(d.merged) : merge_kernels(g, a, b);
+    merged[s] = std::move(d.merged);
   }
-  FusionDecision d = node_limit(nodes, opts);
-  if (d.ok) d.merged = assemble_concat(fg, j, a, std::move(merged));
-  return d;
+  if (FusionDecision d = node_limit(nodes, opts); !d.ok) return d;
+  // Segments the policy judged without merging are merged now, once.
+  for (size_t s = 0; s < graphs.size(); ++s)
+    if (graphs[s] && !merged[s]) merged[s] = merge_kernels(*graphs[s], a, b);
+  return node_limit(nodes, opts, assemble_concat(fg, j, a, std::move(merged)));
 }
 
 }  // namespace
@@ -141,17 +148,15 @@ FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int
     if (auto why = reduction_check(merged, fg.source, opts)) return FusionDecision::no(*why);
     if (auto why = schedule::reduce_unsupported_reason(merged.kernel))
       return FusionDecision::no("no reduction schedule for the merged kernel: " + *why);
-    FusionDecision d = node_limit(compute_node_count(merged.kernel), opts);
-    if (d.ok) d.merged = std::move(merged);
-    return d;
+    int nodes = compute_node_count(merged.kernel);
+    return node_limit(nodes, opts, std::move(merged));
   }
   // The sum bounds the merged count from above; merge only when it might be over the limit.
   int nodes = compute_node_count(ka.kernel) + compute_node_count(kb.kernel);
   if (nodes <= opts.max_nodes) return FusionDecision::yes();
   FusedNode merged = merge_kernels(fg, index, a, b);
-  FusionDecision d = node_limit(compute_node_count(merged.kernel), opts);
-  if (d.ok) d.merged = std::move(merged);
-  return d;
+  nodes = compute_node_count(merged.kernel);
+  return node_limit(nodes, opts, std::move(merged));
 }
 
 }  // namespace af::fusion
