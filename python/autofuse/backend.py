@@ -19,7 +19,7 @@ import itertools
 import os
 import time
 import weakref
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import torch
 from torch._dynamo.backends.common import aot_autograd
@@ -31,7 +31,7 @@ from . import aten_table, bias_epilogue, constant_folding, decompositions, packe
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
-from .ir_nodes import dtype_of, is_alias
+from .ir_nodes import is_alias
 from .log import configure as configure_logging, logger
 
 
@@ -117,17 +117,6 @@ def decomposition_table() -> Dict[Any, Callable]:
     return table
 
 
-@functools.lru_cache(maxsize=None)
-def supported_dtypes() -> Dict[str, Set[torch.dtype]]:
-    """Registry kind -> the operand dtypes generated kernels accept (from the C++ registry)."""
-    from . import _C
-
-    return {
-        kind: {dtype_of(d) for d in dtypes} - {None}
-        for kind, (_cls, _arity, dtypes) in _C.op_registry().items()
-    }
-
-
 def _eager(gm: torch.fx.GraphModule) -> Callable:
     return make_boxed_func(gm.forward)
 
@@ -170,7 +159,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
         gm = bias_epilogue.move_bias_adds(constant_folding.fold_constants(gm))
-        tr = translate(gm, name, supported_dtypes(), _packed_weights(config, tag, gm))
+        tr = translate(gm, name, _packed_weights(config, tag, gm))
     except Exception as e:  # a frontend bug must not break the model
         return _fallback(rec, gm, f"translation to Graph IR failed: {type(e).__name__}: {e}", True)
     rec.translation = tr
@@ -269,8 +258,8 @@ def fused_op_count(rec: GraphRecord) -> int:
 
 def no_fusion_reason(tr: Translation) -> str:
     """Why a graph has no fusible op: the frontend's reasons for its ops (most frequent first,
-    at most three), e.g. "no fusible ops (3 ops: sin on f64 is not supported by generated
-    kernels; ...)"."""
+    at most three), e.g. "no fusible ops (3 ops: dtype f64 is not supported by generated
+    kernels (sin); ...)"."""
     reasons = collections.Counter(n.reason for n in tr.nodes if n.kind == "opaque" and n.fx is not None
                                   and n.fx.op == "call_function" and n.reason and not is_alias(n.fx))
     if not reasons:

@@ -30,8 +30,8 @@ import torch.fx
 
 from . import aten_table, packed_linear
 from .aten_table import Plan, bind_args
-from .ir_nodes import ArgRead, GNode, TType, dtype_name, graph_text, make_call, target_name
-from .symbolic import Size, SymbolReader, SymbolSources, hint_value, py_sizes, simplify, to_size
+from .ir_nodes import ArgRead, GNode, TType, attr_record, dtype_name, graph_text, make_call, target_name
+from .symbolic import Size, SymbolReader, SymbolSources, py_sizes, simplify, to_size
 
 
 @dataclasses.dataclass
@@ -63,21 +63,6 @@ def tensor_type(val: Any, sources: SymbolSources, root_offset: Size = 0) -> Opti
     return TType(val.dtype, tuple(sizes[:rank]), tuple(sizes[rank : 2 * rank]), simplify(sizes[-1] - root_offset))
 
 
-def is_dense(t: TType, hints: Optional[Dict[Any, int]] = None) -> bool:
-    """True when `t` is laid out densely (no gaps, no overlap) in some dim order (strides of
-    size-1 dims ignored). Symbolic strides are ordered by their values at `hints`, then checked
-    exactly."""
-    rank = len(t.shape)
-    hints = hints or {}
-    order = sorted(range(rank), key=lambda d: (-hint_value(t.strides[d], hints), d))
-    expected = 1
-    for d in reversed(order):
-        if t.shape[d] != 1 and t.strides[d] != expected:
-            return False
-        expected *= t.shape[d]
-    return True
-
-
 def _const_value(value: Any, dtype: torch.dtype) -> Any:
     """The `value` attribute of a const of `dtype`: float for float dtypes, int otherwise."""
     return float(value) if dtype.is_floating_point else int(value)
@@ -103,11 +88,11 @@ def _offset(val: Any) -> Size:
 class _Builder:
     """Accumulates Graph IR nodes (unique names) and the FX -> Graph IR value maps."""
 
-    def __init__(self, supported: Dict[str, Set[torch.dtype]], sources: SymbolSources):
-        self.supported = supported
+    def __init__(self, sources: SymbolSources):
         self.sources = sources
         self.hints = sources.hints()
         self.symbols = sorted(sources.sources, key=lambda s: s.name)
+        self.symbol_hints = [(str(x), self.hints[x]) for x in self.symbols]  # the IR header's
         self.nodes: List[GNode] = []
         self.index: Dict[str, int] = {}
         self.fx_slot: Dict[torch.fx.Node, int] = {}  # FX value -> its node in logical order
@@ -217,18 +202,16 @@ class _Builder:
         return self.broadcast(self.cast(self.logical(fx), dtype, origin), shape, origin)
 
 
-def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torch.dtype]],
-              packed_weights: Sequence[int] = ()) -> Translation:
+def translate(gm: torch.fx.GraphModule, name: str, packed_weights: Sequence[int] = ()) -> Translation:
     """Translates `gm` (an ATen FX graph with meta vals) into a Graph IR graph named `name`.
 
-    `supported` maps each registry kind to the dtypes kernels accept for its operands
-    (_C.op_registry()); an op whose operands fall outside becomes opaque. `packed_weights`:
-    the positions of the inputs (parameters) whose linear layers run on packed weights
-    (packed_linear.py).
+    An op the core says no kernel can compute (_kernel_reason) becomes opaque with the core's
+    reason. `packed_weights`: the positions of the inputs (parameters) whose linear layers run on
+    packed weights (packed_linear.py).
     """
     phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
     sources = SymbolSources(phs)
-    b = _Builder(supported, sources)
+    b = _Builder(sources)
     b.packable = {phs[i] for i in packed_weights if i < len(phs)}
     placeholders: List[int] = []
     outputs: List[Tuple[bool, Any]] = []
@@ -269,7 +252,7 @@ def translate(gm: torch.fx.GraphModule, name: str, supported: Dict[str, Set[torc
     for is_node, v in outputs:
         if is_node and v not in returns:
             returns.append(v)
-    symbols = [(str(x), b.hints[x]) for x in b.symbols]
+    symbols = b.symbol_hints
     text = graph_text(name, b.nodes, returns, symbols)
     reader = sources.reader(b.symbols) if b.symbols else None
     absorbed = [(target_name(n.target), n.name) for n in b.expand_src if n not in b.fx_slot]
@@ -350,38 +333,76 @@ def _all_users_elementwise(node: torch.fx.Node) -> bool:
     )
 
 
-def _result_type(b: _Builder, val: Any) -> Tuple[Optional[TType], str]:
-    """The Graph IR type of a computed result, or why a kernel cannot produce it."""
-    out_t = b.tensor_type(val)
-    if out_t is None:
-        return None, "result has a dtype or sizes the IR lacks"
-    if not is_dense(out_t, b.hints):
-        return None, f"result layout strides {list(out_t.strides)} is not dense"
-    return out_t, ""
-
-
 def _checked_plan(
-    b: _Builder, node: torch.fx.Node, val: Any, out_val: Any, origin: str, rule: Any, check: Callable
+    b: _Builder, node: torch.fx.Node, val: Any, out_val: Any, origin: str, rule: Any, broadcasts: bool = False
 ) -> Tuple[Optional[Plan], Optional[TType]]:
-    """(plan, result type) of `node` by `rule`, checked by check(b, plan, out_t); (None, None)
-    after making the node opaque with the reason when the result type, the rule or the check
-    says no. `out_val` is the meta value of the result the plan computes."""
-    out_t, bad = _result_type(b, out_val)
+    """(plan, result type) of `node` by `rule`; (None, None) after making the node opaque with
+    the reason when the result has no IR type, the rule says no or the core declines the plan
+    (_kernel_reason). `out_val` is the meta value of the result the plan computes; `broadcasts`:
+    the plan's tensor operands are broadcast to the result's shape (elementwise ops)."""
+    out_t = b.tensor_type(out_val)
     plan = None
+    bad = "result has a dtype or sizes the IR lacks" if out_t is None else None
     if not bad:
         plan = rule(bind_args(node), out_val)
-        bad = plan if isinstance(plan, str) else check(b, plan, out_t)
+        bad = plan if isinstance(plan, str) else _kernel_reason(b, node, plan, out_t, broadcasts)
     if bad:
         _opaque(b, node, val, origin, bad)
         return None, None
     return plan, out_t
 
 
+def _kernel_reason(b: _Builder, node: torch.fx.Node, plan: Plan, out_t: TType, broadcasts: bool) -> Optional[str]:
+    """Why the core declines `plan` (node `node` with result type `out_t`) as a kernel's node,
+    or None. It is asked (fusion::candidate_reason) with the op after what the builder would
+    emit for its operands: each tensor an input of its type, cast to the dtype the plan reads it
+    as and, when the op broadcasts, broadcast to the result's shape; each scalar a const."""
+    from . import _C
+
+    if plan.kind == "const":
+        return None
+    records: List[Tuple[Any, ...]] = []
+    index: Dict[Any, int] = {}
+
+    def emit(key: Any, name: str, kind: str, operands: List[int], attrs: Dict[str, Any], t: TType) -> int:
+        if key not in index:
+            index[key] = len(records)
+            records.append((name, kind, operands, attrs, t.record()))
+        return index[key]
+
+    operands: List[int] = []
+    for op in plan.operands:
+        dtype = dtype_name(op.dtype)
+        if dtype is None:
+            return f"operand dtype {op.dtype} is not in the IR"
+        if not isinstance(op.value, torch.fx.Node):
+            v = _const_value(op.value, op.dtype)
+            operands.append(emit((dtype, repr(v)), f"c{len(records)}", "const", [], {"value": v}, TType(op.dtype, (), ())))
+            continue
+        src = op.value
+        while broadcasts and src in b.expand_src and src not in b.fx_slot:  # as _Builder.operand
+            src = b.expand_src[src]
+        t = b.tensor_type(src.meta.get("val"))
+        if t is None:
+            return f"operand %{src.name} has a dtype or sizes the IR lacks"
+        inputs = sum(1 for r in records if r[1] == "input")
+        i = emit(src, src.name, "input", [], {"index": inputs}, t)
+        if t.dtype != op.dtype:
+            i = emit((src, dtype), f"{src.name}_{dtype}", "cast", [i], {}, TType.contiguous(op.dtype, t.shape))
+        if broadcasts and t.shape != out_t.shape:
+            shape = out_t.shape
+            i = emit((src, dtype, shape), f"{src.name}_b", "broadcast", [i], {}, TType.contiguous(op.dtype, shape))
+        operands.append(i)
+    attrs = {k: attr_record(v) for k, v in plan.attrs.items()}
+    records.append((node.name, plan.kind, operands, attrs, out_t.record()))
+    return _C.candidate_reason(b.symbol_hints, records)
+
+
 def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
     rule = aten_table.ELEMENTWISE_RULES.get(node.target)
     if rule is None:
         return None
-    plan, out_t = _checked_plan(b, node, val, val, origin, rule, _check_plan)
+    plan, out_t = _checked_plan(b, node, val, val, origin, rule, broadcasts=True)
     if plan is None:
         return "opaque"
     if plan.kind == "const":
@@ -433,7 +454,7 @@ def _try_reduce(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Opti
         if not _values_only(node):
             return _opaque(b, node, val, origin, f"the indices of {origin} are used (only values are fused)")
         out_val = val[0]
-    plan, out_t = _checked_plan(b, node, val, out_val, origin, rule, _check_reduce)
+    plan, out_t = _checked_plan(b, node, val, out_val, origin, rule)
     if plan is None:
         return "opaque"
     (op,) = plan.operands
@@ -448,36 +469,13 @@ def _try_reduce(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Opti
     return "fused"
 
 
-def _check_reduce(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
-    """None when a kernel can compute reduce `plan` with result type `out_t`."""
-    allowed = b.supported.get(plan.kind)
-    if allowed is None:
-        return f"kind {plan.kind} is not in the op registry"
-    (op,) = plan.operands
-    if op.dtype not in allowed:
-        return f"{plan.kind} on {dtype_name(op.dtype) or op.dtype} is not supported by generated kernels"
-    src_t = b.tensor_type(op.value.meta.get("val"))
-    if src_t is None:
-        return f"operand %{op.value.name} has a dtype or sizes the IR lacks"
-    if src_t.dtype != op.dtype and src_t.dtype not in b.supported.get("cast", set()):
-        return f"cast from {dtype_name(src_t.dtype)} is not supported by generated kernels"
-    dims, keepdim = plan.attrs["dims"], plan.attrs["keepdim"]
-    empty = [d for d in dims if src_t.shape[d] == 0]
-    if empty:
-        return f"reduction over an empty extent (dims {empty} of {list(src_t.shape)})"
-    shape = [1 if d in dims else n for d, n in enumerate(src_t.shape) if keepdim or d not in dims]
-    if tuple(shape) != tuple(out_t.shape):
-        return f"result shape {list(out_t.shape)} is not {list(src_t.shape)} reduced over {dims}"
-    return None
-
-
 def _try_concat(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
     """torch.cat (aten_table.CONCAT_RULES) as one concat node {dim} over its inputs, each cast
     to the result dtype (once per distinct input)."""
     rule = aten_table.CONCAT_RULES.get(node.target)
     if rule is None:
         return None
-    plan, out_t = _checked_plan(b, node, val, val, origin, rule, _check_concat)
+    plan, out_t = _checked_plan(b, node, val, val, origin, rule)
     if plan is None:
         return "opaque"
     cast_of: Dict[torch.fx.Node, int] = {}
@@ -492,64 +490,3 @@ def _try_concat(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Opti
     gnode = GNode(node.name, "concat", operands, dict(plan.attrs), out_t, run, node, origin)
     b.fx_slot[node] = b.add(gnode)
     return "fused"
-
-
-def _check_concat(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
-    """None when a kernel can compute concat `plan` with result type `out_t`: a supported result
-    dtype, every input expressible and castable to it, sizes adding up along dim."""
-    allowed = b.supported.get(plan.kind)
-    if allowed is None:
-        return f"kind {plan.kind} is not in the op registry"
-    dtype = dtype_name(out_t.dtype)
-    if out_t.dtype not in allowed:
-        return f"concat on {dtype} is not supported by generated kernels"
-    d = plan.attrs["dim"]
-    total: Size = 0
-    for op in plan.operands:
-        t = b.tensor_type(op.value.meta.get("val"))
-        if t is None:
-            return f"cat input %{op.value.name} has a dtype or sizes the IR lacks"
-        if t.dtype != out_t.dtype and not {t.dtype, out_t.dtype} <= b.supported.get("cast", set()):
-            return f"cast of cat input %{op.value.name} from {dtype_name(t.dtype)} to {dtype} is unsupported"
-        if any(n != m for k, (n, m) in enumerate(zip(t.shape, out_t.shape)) if k != d):
-            return (f"cat input %{op.value.name} of shape {list(t.shape)} differs from the result "
-                    f"{list(out_t.shape)} outside dim {d}")
-        total = total + t.shape[d]
-    if simplify(total - out_t.shape[d]) != 0:
-        return f"cat inputs add up to {total} along dim {d}, the result has {out_t.shape[d]}"
-    return None
-
-
-def _check_plan(b: _Builder, plan: Plan, out_t: TType) -> Optional[str]:
-    """None when every operand can be read by a kernel of `plan.kind` after its cast."""
-    if plan.kind == "const":
-        return None
-    allowed = b.supported.get(plan.kind)
-    if allowed is None:
-        return f"kind {plan.kind} is not in the op registry"
-    for k, op in enumerate(plan.operands):
-        if dtype_name(op.dtype) is None:
-            return f"operand dtype {op.dtype}"
-        if isinstance(op.value, torch.fx.Node):
-            val = op.value.meta.get("val")
-            t = b.tensor_type(val)
-            if t is None:
-                return f"operand %{op.value.name} has a dtype or sizes the IR lacks"
-            if not _broadcastable(t.shape, out_t.shape):
-                return f"operand shape {list(t.shape)} does not broadcast to {list(out_t.shape)}"
-        if plan.kind in ("broadcast", "cast"):
-            continue
-        ok = allowed
-        if plan.kind == "where":
-            ok = {torch.bool} if k == 0 else allowed - {torch.bool}
-        if op.dtype not in ok:
-            return f"{plan.kind} on {dtype_name(op.dtype)} is not supported by generated kernels"
-    if plan.kind == "cast" and out_t.dtype not in allowed:
-        return f"cast to {dtype_name(out_t.dtype)} is not supported by generated kernels"
-    return None
-
-
-def _broadcastable(src: Tuple[int, ...], dst: Tuple[int, ...]) -> bool:
-    if len(src) > len(dst):
-        return False
-    return all(s == d or s == 1 for s, d in zip(reversed(src), reversed(dst)))

@@ -31,11 +31,6 @@ def dtype_name(dtype: Any) -> Optional[str]:
     return _dtype_table().get(dtype)
 
 
-def dtype_of(name: str) -> Optional[torch.dtype]:
-    """The torch dtype the IR calls `name`; None for an unknown name."""
-    return next((t for t, n in _dtype_table().items() if n == name), None)
-
-
 def contiguous_strides(shape: Sequence[Size]) -> Tuple[Size, ...]:
     """Row-major strides of `shape` (the Graph IR's default layout; symbolic sizes allowed)."""
     strides = [1] * len(shape)
@@ -109,7 +104,7 @@ def target_name(target: Any) -> str:
     return f"{mod.lstrip('_')}.{name}" if mod else name
 
 
-def _attr_record(v: Any) -> Any:
+def attr_record(v: Any) -> Any:
     """An attribute value as _C.print_graph takes it: int, float, str, or sizes as text."""
     if isinstance(v, bool):
         return int(v)
@@ -126,7 +121,7 @@ def graph_text(name: str, nodes: List[GNode], returns: List[int], symbols: Seque
     i64[]. Raises _C.CompileError on a size that is not an expression."""
     from . import _C
 
-    records = [(n.name, n.kind, list(n.operands), {k: _attr_record(v) for k, v in n.attrs.items()},
+    records = [(n.name, n.kind, list(n.operands), {k: attr_record(v) for k, v in n.attrs.items()},
                 n.type.record() if n.type is not None else None) for n in nodes]
     return _C.print_graph(name, list(symbols), records, returns)
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "fusion/dot.h"
+#include "fusion/lower.h"
 #include "fusion/printer.h"
 #include "graph/op_registry.h"
 #include "graph/parser.h"
@@ -296,11 +297,13 @@ using AttrArg = std::variant<int64_t, double, std::string, std::vector<std::stri
 using NodeArg = std::tuple<std::string, std::string, std::vector<int>,
                            std::map<std::string, AttrArg>, std::optional<TypeArg>>;
 
-/// The Graph IR text of the graph the frontend built (the one Graph IR printer, graph/printer.h);
-/// raises CompileError on a dtype the IR lacks or a size that is not an expression.
-std::string print_graph(const std::string& name,
-                        const std::vector<std::pair<std::string, int64_t>>& symbols,
-                        const std::vector<NodeArg>& nodes, const std::vector<int>& outputs) {
+/// Size symbols as the frontend hands them over: (name, hint).
+using SymbolArgs = std::vector<std::pair<std::string, int64_t>>;
+
+/// The Graph the frontend built, unverified; raises CompileError on a dtype the IR lacks or a
+/// size that is not an expression.
+af::graph::Graph graph_of(const std::string& name, const SymbolArgs& symbols,
+                          const std::vector<NodeArg>& nodes, const std::vector<int>& outputs) {
   af::graph::Graph g;
   g.name = name;
   for (const auto& [sym, hint] : symbols) g.symbols.push_back({sym, hint});
@@ -331,7 +334,20 @@ std::string print_graph(const std::string& name,
     g.add(std::move(n));
   }
   g.outputs = outputs;
-  return af::graph::print(g);
+  return g;
+}
+
+/// The Graph IR text of the graph the frontend built (the one Graph IR printer, graph/printer.h).
+std::string print_graph(const std::string& name, const SymbolArgs& symbols,
+                        const std::vector<NodeArg>& nodes, const std::vector<int>& outputs) {
+  return af::graph::print(graph_of(name, symbols, nodes, outputs));
+}
+
+/// fusion::candidate_reason of the op the frontend would emit (the last of `nodes`, after the
+/// values it reads).
+std::optional<std::string> candidate_reason(const SymbolArgs& symbols,
+                                            const std::vector<NodeArg>& nodes) {
+  return af::fusion::candidate_reason(graph_of("candidate", symbols, nodes, {}));
 }
 
 /// Parses and verifies Graph IR text; returns it printed back (a frontend test hook).
@@ -542,6 +558,10 @@ NB_MODULE(_C, m) {
         "Graph IR text of a graph given as nodes (name, kind, operand indices, attrs, type or "
         "None; a type is (dtype, shape, strides, offset) with sizes as expression text); "
         "symbols are (name, hint). Raises CompileError.");
+  m.def("candidate_reason", &candidate_reason, nb::arg("symbols"), nb::arg("nodes"),
+        "Why the last of `nodes` (as print_graph takes them), an op after the values it reads, "
+        "cannot be a generated kernel's node (a broken Graph IR rule or a dtype or op kernels "
+        "lack); None when it can. Raises CompileError on a record print_graph rejects.");
   m.def("check_graph", &check_graph, nb::arg("graph_text"),
         "Parses and verifies Graph IR text, returns it printed; raises CompileError.");
   m.def("stats", &stats,

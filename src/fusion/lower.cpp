@@ -8,6 +8,7 @@
 #include "fusion/concat_merge.h"
 #include "fusion/steps.h"
 #include "graph/op_registry.h"
+#include "graph/verifier.h"
 #include "schedule/reduce_schedule.h"
 #include "support/error.h"
 
@@ -320,8 +321,7 @@ FusedNode opaque_step(const graph::Graph& g, int node, std::string reason) {
 
 }  // namespace
 
-std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
-                                              const FusionOptions& opts) {
+std::optional<std::string> kernel_reason(const graph::Graph& g, int node) {
   const graph::Node& n = g.nodes[node];
   const graph::OpDef* def = graph::find_op(n.kind);
   if (!def) throw CompileError(where(g, node) + ": unknown op kind");
@@ -335,20 +335,7 @@ std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
           it == n.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
       return "opaque ATen op " + (target ? *target : std::string("(no target)"));
     }
-    case OpClass::Concat: {
-      if (!opts.concat)
-        return std::string("concat pass is disabled (--autofuse_disable_pass=concat)");
-      // One segment per operand, each with its own TilingData in the kernel's.
-      int most = std::min(opts.max_inputs, kMaxConcatSegments);
-      if (static_cast<int>(n.operands.size()) > most)
-        return "concat of " + std::to_string(n.operands.size()) + " operands, more than " +
-               std::to_string(most) + " (max_inputs " + std::to_string(opts.max_inputs) +
-               ", at most " + std::to_string(kMaxConcatSegments) + " segments per kernel)";
-      break;
-    }
     case OpClass::Reduce:
-      if (!opts.reduce)
-        return std::string("reduce pass is disabled (--autofuse_disable_pass=reduce)");
       for (int64_t d : graph::reduce_dims(n)) {
         const auto& shape = g.nodes.at(n.operands.at(0)).type.shape;
         if (d >= 0 && d < static_cast<int64_t>(shape.size()) && shape[d] == sym::Expr(0))
@@ -363,11 +350,44 @@ std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
            n.kind + ")";
   };
   for (int v : n.operands) {
-    DType t = g.nodes[v].type.dtype;
+    DType t = g.nodes.at(v).type.dtype;
     if (!(graph::mask_of(t) & def->operand_dtypes & kKernelTypes)) return unsupported(t);
   }
   if (!(graph::mask_of(n.type.dtype) & kKernelTypes)) return unsupported(n.type.dtype);
   return std::nullopt;
+}
+
+std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
+                                              const FusionOptions& opts) {
+  const graph::Node& n = g.nodes[node];
+  const graph::OpDef* def = graph::find_op(n.kind);
+  if (!def) throw CompileError(where(g, node) + ": unknown op kind");
+  if (def->cls == OpClass::Concat) {
+    if (!opts.concat)
+      return std::string("concat pass is disabled (--autofuse_disable_pass=concat)");
+    // One segment per operand, each with its own TilingData in the kernel's.
+    int most = std::min(opts.max_inputs, kMaxConcatSegments);
+    if (static_cast<int>(n.operands.size()) > most)
+      return "concat of " + std::to_string(n.operands.size()) + " operands, more than " +
+             std::to_string(most) + " (max_inputs " + std::to_string(opts.max_inputs) +
+             ", at most " + std::to_string(kMaxConcatSegments) + " segments per kernel)";
+  }
+  if (def->cls == OpClass::Reduce && !opts.reduce)
+    return std::string("reduce pass is disabled (--autofuse_disable_pass=reduce)");
+  return kernel_reason(g, node);
+}
+
+std::optional<std::string> candidate_reason(const graph::Graph& g) {
+  const int op = static_cast<int>(g.nodes.size()) - 1;
+  for (int i = 0; i < op; ++i)
+    if (auto bad = graph::node_error(g, i)) return "node %" + g.nodes[i].name + ": " + *bad;
+  // What kernels lack comes first; a malformed op's kernel_reason may not be computable.
+  std::optional<std::string> lacking;
+  try {
+    lacking = kernel_reason(g, op);
+  } catch (const std::exception&) {
+  }
+  return lacking ? lacking : graph::node_error(g, op);
 }
 
 FusedGraph lower(const graph::Graph& g, const FusionOptions& opts) {

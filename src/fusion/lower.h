@@ -24,9 +24,19 @@ namespace af::fusion {
 /// operand.
 FusedGraph lower(const graph::Graph& g, const FusionOptions& opts = {});
 
-/// Why node `node` of `g` cannot run in a generated kernel under `opts`, or nullopt when it can
-/// (e.g. a concat of more operands than max_inputs or 16 segments stays ATen).
+/// Why node `node` of `g` cannot run in a generated kernel under `opts` (a disabled pass, a
+/// concat of more operands than max_inputs or 16 segments), else its kernel_reason.
 std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
                                               const FusionOptions& opts = {});
+
+/// Why no generated kernel can compute node `node` of `g` whatever the options (its op class,
+/// an empty reduction, a dtype kernels lack), or nullopt when one can.
+std::optional<std::string> kernel_reason(const graph::Graph& g, int node);
+
+/// The frontend's question before it emits an op: `g` holds the op last, after the values it
+/// reads (inputs of their types, consts, and the casts and broadcasts it would insert). Why the
+/// op cannot be a kernel's node: the Graph IR rule a value it reads breaks ("node %x: " and
+/// graph::node_error), else its kernel_reason, else the rule it breaks; nullopt when it can.
+std::optional<std::string> candidate_reason(const graph::Graph& g);
 
 }  // namespace af::fusion

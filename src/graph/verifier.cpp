@@ -44,11 +44,12 @@ bool gives_bool(std::string_view k) {
           "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"});
 }
 
-/// Checks one node; `fail` throws with the node named.
+/// Checks one node; `fail` throws with the node named (in its graph's context, or only the
+/// rule broken when `in_context` is false).
 class NodeChecker {
  public:
-  NodeChecker(const Graph& g, int i, const std::set<std::string>& symbols)
-      : g_(g), i_(i), n_(g.nodes[i]), symbols_(symbols) {}
+  NodeChecker(const Graph& g, int i, const std::set<std::string>& symbols, bool in_context = true)
+      : g_(g), i_(i), n_(g.nodes[i]), symbols_(symbols), in_context_(in_context) {}
 
   void check() {
     def_ = find_op(n_.kind);
@@ -90,6 +91,7 @@ class NodeChecker {
   }
 
   [[noreturn]] void fail(const std::string& msg) const {
+    if (!in_context_) throw CompileError(msg);
     throw CompileError("verify @" + g_.name + ": node %" + n_.name + " (" + n_.kind + "): " + msg +
                        "\n  at: " + print_node(g_, i_));
   }
@@ -359,10 +361,22 @@ class NodeChecker {
   int i_;
   const Node& n_;
   const std::set<std::string>& symbols_;
+  const bool in_context_;
   const OpDef* def_ = nullptr;
 };
 
 }  // namespace
+
+std::optional<std::string> node_error(const Graph& g, int node) {
+  std::set<std::string> symbols;
+  for (const auto& s : g.symbols) symbols.insert(s.name);
+  try {
+    NodeChecker(g, node, symbols, /*in_context=*/false).check();
+  } catch (const CompileError& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
 
 void verify(const Graph& g) {
   auto graph_fail = [&](const std::string& msg) {

@@ -1,5 +1,8 @@
 // Graph IR verifier: the invariants every pass may assume of a Graph.
 #pragma once
+#include <optional>
+#include <string>
+
 #include "graph/graph.h"
 
 namespace af::graph {
@@ -18,5 +21,10 @@ namespace af::graph {
 /// result; opaque ops carry a string target;
 /// outputs exist; every size symbol used is declared once in the header.
 void verify(const Graph& g);
+
+/// What is wrong with node `node` of `g` alone (its kind, operands, attributes and type against
+/// the invariants above; the header's symbols), as the rule it breaks, or nullopt: what a
+/// frontend asks before it emits a node.
+std::optional<std::string> node_error(const Graph& g, int node);
 
 }  // namespace af::graph

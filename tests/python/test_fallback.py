@@ -60,7 +60,7 @@ def test_a_graph_of_an_unfused_dtype_says_so():
     x = torch.randn(8, dtype=torch.float64)
     torch.testing.assert_close(compile_fn(fn)(x), fn(x))
     reason = only_record().fallback
-    assert reason.startswith("no fusible ops (3 ops: ") and "on f64 is not supported by generated kernels" in reason
+    assert reason.startswith("no fusible ops (3 ops: ") and "dtype f64 is not supported by generated kernels (sin)" in reason
 
 
 def test_toolchain_failure_falls_back_with_warning(tmp_path, caplog):

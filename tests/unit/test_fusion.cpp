@@ -182,6 +182,50 @@ TEST(FusionLower, UnsupportedIntegerMath) {
   EXPECT_EQ(fg.nodes[0].reason, "dtype i64 is not supported by generated kernels (add)");
 }
 
+TEST(FusionLower, CandidateReasonIsWhatTheFrontendAsks) {
+  auto reason = [](const char* text) { return candidate_reason(graph::parse_graph(text)); };
+  // Fine: the op after an input, a cast and a broadcast of it, and a const.
+  EXPECT_EQ(reason(R"(graph @t() {
+  %a = input() {index = 0} : f16[3]
+  %a_f32 = cast(%a) : f32[3]
+  %a_b = broadcast(%a_f32) : f32[2, 3]
+  %c = const() {value = 2} : f32[]
+  %y = mul(%a_b, %c) : f32[2, 3] strides [1, 2]
+  return
+})"),
+            std::nullopt);
+  // A dtype kernels lack comes before the rule the op breaks (the registry's dtypes).
+  EXPECT_EQ(reason(R"(graph @t() {
+  %a = input() {index = 0} : f64[3]
+  %y = exp(%a) : f64[3]
+  return
+})"),
+            "dtype f64 is not supported by generated kernels (exp)");
+  EXPECT_EQ(reason(R"(graph @t() {
+  %a = input() {index = 0} : f32[0, 3]
+  %y = reduce_sum(%a) {dims = [0], keepdim = 0} : f32[3]
+  return
+})"),
+            "empty reduction: dim 0 of %a has size 0 (reduce_sum)");
+  // A rule the op breaks, and a value it reads that breaks one (named).
+  EXPECT_EQ(reason(R"(graph @t() {
+  %a = input() {index = 0} : f32[2, 3]
+  %y = neg(%a) : f32[2, 3] strides [6, 2]
+  return
+})"),
+            "a computed value must be dense (a permutation of a contiguous layout), has type "
+            "f32[2, 3] strides [6, 2]");
+  EXPECT_EQ(reason(R"(graph @t() {
+  %a = input() {index = 0} : f32[2]
+  %a_b = broadcast(%a) : f32[2, 3]
+  %y = neg(%a_b) : f32[2, 3]
+  return
+})")
+                .value_or("")
+                .rfind("node %a_b: ", 0),
+            0u);
+}
+
 TEST(FusionLower, RankZero) {
   FusedGraph fg = lower(parse(R"(graph @t() {
   %a = input() {index = 0} : f32[]
