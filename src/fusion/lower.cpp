@@ -319,6 +319,18 @@ FusedNode opaque_step(const graph::Graph& g, int node, std::string reason) {
   return s;
 }
 
+/// Why reduce node `node` reduces nothing: a reduced dim of size 0; else nullopt.
+std::optional<std::string> empty_reduction(const graph::Graph& g, int node) {
+  const graph::Node& n = g.nodes[node];
+  for (int64_t d : graph::reduce_dims(n)) {
+    const auto& shape = g.nodes.at(n.operands.at(0)).type.shape;
+    if (d >= 0 && d < static_cast<int64_t>(shape.size()) && shape[d] == sym::Expr(0))
+      return "empty reduction: dim " + std::to_string(d) + " of %" + g.nodes[n.operands[0]].name +
+             " has size 0 (" + n.kind + ")";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> kernel_reason(const graph::Graph& g, int node) {
@@ -336,12 +348,7 @@ std::optional<std::string> kernel_reason(const graph::Graph& g, int node) {
       return "opaque ATen op " + (target ? *target : std::string("(no target)"));
     }
     case OpClass::Reduce:
-      for (int64_t d : graph::reduce_dims(n)) {
-        const auto& shape = g.nodes.at(n.operands.at(0)).type.shape;
-        if (d >= 0 && d < static_cast<int64_t>(shape.size()) && shape[d] == sym::Expr(0))
-          return "empty reduction: dim " + std::to_string(d) + " of %" +
-                 g.nodes[n.operands[0]].name + " has size 0 (" + n.kind + ")";
-      }
+      if (auto empty = empty_reduction(g, node)) return empty;
       break;
     default: break;
   }
@@ -381,13 +388,17 @@ std::optional<std::string> candidate_reason(const graph::Graph& g) {
   const int op = static_cast<int>(g.nodes.size()) - 1;
   for (int i = 0; i < op; ++i)
     if (auto bad = graph::node_error(g, i)) return "node %" + g.nodes[i].name + ": " + *bad;
-  // What kernels lack comes first; a malformed op's kernel_reason may not be computable.
-  std::optional<std::string> lacking;
-  try {
-    lacking = kernel_reason(g, op);
-  } catch (const std::exception&) {
+  if (auto bad = graph::node_error(g, op)) {
+    // Said as the dtype kernels lack where that is why (the registry's dtypes are the rule);
+    // a malformed op's kernel_reason may not be computable.
+    try {
+      if (auto lacking = kernel_reason(g, op)) return lacking;
+    } catch (const std::exception&) {
+    }
+    return bad;
   }
-  return lacking ? lacking : graph::node_error(g, op);
+  if (graph::find_op(g.nodes[op].kind)->cls == OpClass::Reduce) return empty_reduction(g, op);
+  return std::nullopt;
 }
 
 FusedGraph lower(const graph::Graph& g, const FusionOptions& opts) {

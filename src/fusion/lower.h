@@ -33,10 +33,12 @@ std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
 /// an empty reduction, a dtype kernels lack), or nullopt when one can.
 std::optional<std::string> kernel_reason(const graph::Graph& g, int node);
 
-/// The frontend's question before it emits an op: `g` holds the op last, after the values it
-/// reads (inputs of their types, consts, and the casts and broadcasts it would insert). Why the
-/// op cannot be a kernel's node: the Graph IR rule a value it reads breaks ("node %x: " and
-/// graph::node_error), else its kernel_reason, else the rule it breaks; nullopt when it can.
+/// The frontend's question before it emits an op as its Graph IR kind: `g` holds the op last,
+/// after the values it reads (inputs of their types, consts, and the casts and broadcasts it
+/// would insert). Why it cannot: a value it reads breaks a Graph IR rule ("node %x: " and
+/// graph::node_error), the op breaks one (its dtypes are the registry's; said as the dtype
+/// kernels lack where that is why), or a reduction over an empty dim; nullopt when it can. A
+/// valid op whose dtypes kernels lack (a cast to i64) is emitted: lowering leaves it to ATen.
 std::optional<std::string> candidate_reason(const graph::Graph& g);
 
 }  // namespace af::fusion

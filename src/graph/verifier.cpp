@@ -259,14 +259,17 @@ class NodeChecker {
            " reduced over dims " + sym::str(list) + ", keepdim = " + std::to_string(keep) + ")");
   }
 
-  /// At least one operand, all of the result's dtype and rank; sizes equal except along `dim`,
-  /// where the result's size is their sum; dense.
+  /// At least one operand, all of the result's dtype (allowed by the registry) and rank; sizes
+  /// equal except along `dim`, where the result's size is their sum; dense.
   void check_concat() const {
     need_dense();
     const TensorType& t = n_.type;
     if (n_.operands.empty()) fail("concat needs at least one operand");
     int64_t d = dim_attr("dim", t.rank());
     sym::Expr total = 0;
+    if (!(def_->operand_dtypes & mask_of(t.dtype)))
+      fail("result dtype " + std::string(dtype_name(t.dtype)) + ", expected one of " +
+           mask_names(def_->operand_dtypes));
     for (size_t k = 0; k < n_.operands.size(); ++k) {
       const TensorType& o = operand(k);
       if (o.dtype != t.dtype)

@@ -194,7 +194,14 @@ TEST(FusionLower, CandidateReasonIsWhatTheFrontendAsks) {
   return
 })"),
             std::nullopt);
-  // A dtype kernels lack comes before the rule the op breaks (the registry's dtypes).
+  // A valid op whose dtype kernels lack is emitted (lowering leaves it to ATen).
+  EXPECT_EQ(reason(R"(graph @t() {
+  %a = input() {index = 0} : bool[3]
+  %y = cast(%a) : i64[3]
+  return
+})"),
+            std::nullopt);
+  // An op the registry's dtypes rule out: said as the dtype kernels lack.
   EXPECT_EQ(reason(R"(graph @t() {
   %a = input() {index = 0} : f64[3]
   %y = exp(%a) : f64[3]
