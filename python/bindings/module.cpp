@@ -235,10 +235,11 @@ Program* compile(const std::string& text, const std::string& dump_dir, const std
   af::CompileOptions opts;
   opts.sanitize = af::jit::Sanitizers::parse(sanitize);
   if (!isa.empty()) {
-    if (!opts.target.supports_isa(isa))
-      throw af::CompileError("autofuse: isa '" + isa +
-                             "' does not run on this host (its best: " + opts.target.isa + ")");
-    opts.target = opts.target.with_isa(isa);
+    af::schedule::Isa want = af::schedule::parse_isa(isa);
+    if (!opts.target.supports_isa(want))
+      throw af::CompileError("autofuse: isa '" + isa + "' does not run on this host (its best: " +
+                             std::string(af::schedule::isa_name(opts.target.isa)) + ")");
+    opts.target = opts.target.with_isa(want);
   }
   opts.dump_dir = dump_dir;
   opts.cache_dir = cache_dir;
@@ -572,9 +573,9 @@ NB_MODULE(_C, m) {
       [] {
         const af::schedule::Target host = af::schedule::Target::host_cpu();
         std::vector<std::string> out;
-        const auto& isas = af::schedule::Target::isas();
+        const auto& isas = af::schedule::all_isas();
         for (auto it = isas.rbegin(); it != isas.rend(); ++it)
-          if (host.supports_isa(*it)) out.push_back(*it);
+          if (host.supports_isa(*it)) out.emplace_back(af::schedule::isa_name(*it));
         return out;
       },
       "The kernel ISAs this host runs, widest first (compile()'s `isa`).");

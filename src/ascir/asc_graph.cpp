@@ -29,6 +29,10 @@ std::vector<int> nodes_by_index(const AscGraph& g, std::string_view op) {
 
 }  // namespace
 
+bool is_compute(const std::string& op) {
+  return op != "data" && op != "load" && op != "store" && op != "output" && op != "scalar";
+}
+
 std::string_view axis_kind_name(AxisKind k) {
   switch (k) {
     case AxisKind::Original: return "original";

@@ -49,6 +49,10 @@ struct AscNode {
   AscTensor out;
 };
 
+/// Whether an AscNode op computes a value (a Graph IR kind, broadcast, cast), rather than move
+/// one in or out (data, load, store, output) or name a constant (scalar).
+bool is_compute(const std::string& op);
+
 /// One kernel's loop-level graph. Nodes are in topological order.
 struct AscGraph {
   std::string name;

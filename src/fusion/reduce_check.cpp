@@ -9,10 +9,6 @@
 namespace af::fusion {
 namespace {
 
-bool is_compute(const std::string& op) {
-  return op != "data" && op != "load" && op != "store" && op != "output" && op != "scalar";
-}
-
 /// Position of axis `id` in the kernel's axis list.
 size_t axis_pos(const ascir::AscGraph& k, int id) {
   for (size_t i = 0; i < k.axes.size(); ++i)
@@ -106,7 +102,7 @@ std::optional<std::string> reduction_check(const FusedNode& kernel, const graph:
   for (size_t i = 0; i < k.nodes.size(); ++i) {
     for (int in : k.nodes[i].inputs)
       if (after[in] || graph::is_reduce_op(k.nodes[in].op)) after[i] = 1;
-    if (after[i] && is_compute(k.nodes[i].op)) ++epilogue;
+    if (after[i] && ascir::is_compute(k.nodes[i].op)) ++epilogue;
   }
   if (epilogue > opts.max_reduce_epilogue)
     return "the merged kernel would have " + std::to_string(epilogue) +

@@ -13,10 +13,6 @@ void add_unique(std::vector<int>& v, int x) {
   if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
 
-bool is_compute(const std::string& op) {
-  return op != "data" && op != "load" && op != "store" && op != "output" && op != "scalar";
-}
-
 std::vector<sym::Expr> original_sizes(const ascir::AscGraph& k) {
   std::vector<sym::Expr> sizes;
   for (const ascir::Axis& a : k.axes)
@@ -164,7 +160,7 @@ int merged_input_count(const FusedNode& a, const FusedNode& b) {
 
 int compute_node_count(const ascir::AscGraph& k) {
   int count = 0;
-  for (const ascir::AscNode& n : k.nodes) count += is_compute(n.op) ? 1 : 0;
+  for (const ascir::AscNode& n : k.nodes) count += ascir::is_compute(n.op) ? 1 : 0;
   return count;
 }
 

@@ -53,7 +53,8 @@ void TuningTable::put(const std::string& key, const TuneChoice& c) {
 
 std::string tuning_key(const std::string& kernel_key, const schedule::Target& t, int nthreads,
                        const int64_t* symbols, size_t num_symbols) {
-  std::string key = kernel_key + "|" + t.isa + "|t" + std::to_string(nthreads) + "|";
+  std::string key = kernel_key + "|" + std::string(schedule::isa_name(t.isa)) + "|t" +
+                    std::to_string(nthreads) + "|";
   for (size_t i = 0; i < num_symbols; ++i)
     key += (i ? "." : "") + std::to_string(bucket_of(symbols[i]));
   return key;

@@ -15,47 +15,60 @@ Target Target::host_cpu() {
   t.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
   if (fma_f16c && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    t = t.with_isa("avx512");
+    t = t.with_isa(Isa::Avx512);
   else if (fma_f16c && __builtin_cpu_supports("avx2"))
-    t = t.with_isa("avx2");
+    t = t.with_isa(Isa::Avx2);
   else
-    t = t.with_isa("scalar");
+    t = t.with_isa(Isa::Scalar);
   t.ub_bytes = 256 * 1024;
   unsigned n = std::thread::hardware_concurrency();
   t.cores = n > 0 ? static_cast<int64_t>(n) : 1;
   return t;
 }
 
-const std::vector<std::string>& Target::isas() {
-  static const std::vector<std::string> names = {"scalar", "avx2",
-                                                 "avx512"};  // each runs the ones before it
-  return names;
-}
-
 namespace {
 
-int isa_rank(const std::string& isa) {
-  const auto& names = Target::isas();
-  for (size_t i = 0; i < names.size(); ++i)
-    if (isa == names[i]) return static_cast<int>(i);
-  throw CompileError("cpu target: unknown isa '" + isa + "' (avx512, avx2 or scalar)");
+/// One row per Isa, in enum order: its name and vector width.
+struct IsaRow {
+  Isa isa;
+  std::string_view name;
+  int64_t vector_bytes;
+};
+constexpr IsaRow kIsas[] = {
+    {Isa::Scalar, "scalar", 4},
+    {Isa::Avx2, "avx2", 32},
+    {Isa::Avx512, "avx512", 64},
+};
+
+const IsaRow& row(Isa isa) {
+  return kIsas[static_cast<int>(isa)];
 }
 
 }  // namespace
 
-Target Target::with_isa(const std::string& isa) const {
-  static constexpr int64_t kVectorBytes[] = {4, 32, 64};
-  Target t = *this;
-  int rank = isa_rank(isa);
-  t.isa = isa;
-  t.vector_bytes = kVectorBytes[rank];
-  t.align_bytes = t.vector_bytes;
-  t.avx512_bf16 = avx512_bf16 && isa == "avx512";
-  return t;
+std::string_view isa_name(Isa isa) {
+  return row(isa).name;
 }
 
-bool Target::supports_isa(const std::string& other) const {
-  return isa_rank(other) <= isa_rank(isa);
+Isa parse_isa(std::string_view name) {
+  for (const IsaRow& r : kIsas)
+    if (r.name == name) return r.isa;
+  throw CompileError("cpu target: unknown isa '" + std::string(name) +
+                     "' (avx512, avx2 or scalar)");
+}
+
+const std::vector<Isa>& all_isas() {
+  static const std::vector<Isa> isas = {Isa::Scalar, Isa::Avx2, Isa::Avx512};
+  return isas;
+}
+
+Target Target::with_isa(Isa isa) const {
+  Target t = *this;
+  t.isa = isa;
+  t.vector_bytes = row(isa).vector_bytes;
+  t.align_bytes = t.vector_bytes;
+  t.avx512_bf16 = avx512_bf16 && isa == Isa::Avx512;
+  return t;
 }
 
 }  // namespace af::schedule

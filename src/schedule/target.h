@@ -2,15 +2,29 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace af::schedule {
+
+/// The CPU vector instruction sets kernels are built for, from the narrowest; each runs the
+/// code of the ones before it.
+enum class Isa { Scalar, Avx2, Avx512 };
+
+/// Its name: "scalar", "avx2" or "avx512".
+std::string_view isa_name(Isa isa);
+
+/// The Isa called `name`; throws CompileError naming the choices for another name.
+Isa parse_isa(std::string_view name);
+
+/// Every Isa, from the narrowest.
+const std::vector<Isa>& all_isas();
 
 /// Cores, tile buffer ("UB") budget, alignment and vector width. For the CPU the UB is a per-core
 /// cache budget and the vector width comes from the host ISA.
 struct Target {
   std::string name = "cpu";
-  std::string isa = "avx2";       // "avx2", "avx512" or "scalar"
+  Isa isa = Isa::Avx2;
   bool avx512_bf16 = false;       // avx512 with AVX512_BF16: one instruction rounds f32 to bf16
   int64_t cores = 1;              // default; the runtime passes the live thread count
   int64_t ub_bytes = 256 * 1024;  // per-core tile budget (L2-sized)
@@ -24,16 +38,12 @@ struct Target {
   /// AVX512_BF16 extension.
   static Target host_cpu();
 
-  /// This target with its vector ISA replaced by `isa` ("avx512", "avx2" or "scalar"): vector
-  /// width and alignment follow; AVX512_BF16 stays only with avx512. Throws CompileError for
-  /// another name. Does not ask whether the host runs it (see supports_isa).
-  Target with_isa(const std::string& isa) const;
+  /// This target with its vector ISA replaced by `isa`: vector width and alignment follow;
+  /// AVX512_BF16 stays only with avx512. Does not ask whether the host runs it (supports_isa).
+  Target with_isa(Isa isa) const;
 
-  /// Whether this target's ISA runs code built for `isa` (scalar < avx2 < avx512).
-  bool supports_isa(const std::string& isa) const;
-
-  /// The ISA names with_isa takes, from the narrowest: scalar, avx2, avx512.
-  static const std::vector<std::string>& isas();
+  /// Whether this target's ISA runs code built for `other` (scalar < avx2 < avx512).
+  bool supports_isa(Isa other) const { return other <= isa; }
 };
 
 }  // namespace af::schedule

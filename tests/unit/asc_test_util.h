@@ -209,12 +209,8 @@ inline codegen::EmittedSource schedule_and_emit(std::vector<ascir::AscGraph*> gr
 /// The host target with a fixed ISA (avx2 when the host has it, else scalar).
 inline schedule::Target test_target() {
   schedule::Target t = schedule::Target::host_cpu();
-  if (t.isa == "avx512") {  // the avx2 path is the one the tests pin; avx512 has its own test
-    t.isa = "avx2";
-    t.vector_bytes = 32;
-    t.avx512_bf16 = false;
-  }
-  return t;
+  // The avx2 path is the one the tests pin; avx512 has its own test.
+  return t.isa == schedule::Isa::Avx512 ? t.with_isa(schedule::Isa::Avx2) : t;
 }
 
 /// |got - want| <= atol + rtol * |want|, with NaN == NaN and equal infinities.

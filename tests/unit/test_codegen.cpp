@@ -321,21 +321,20 @@ TEST(CpuEmitter, ErrorsNameTheProblem) {
 }
 
 TEST(CpuEmitter, CompileFlags) {
-  schedule::Target t;
-  t.isa = "avx2";
+  schedule::Target t = schedule::Target().with_isa(schedule::Isa::Avx2);
   auto f = codegen::cpu_compile_flags(t);
   auto has = [&](const std::string& s) { return std::find(f.begin(), f.end(), s) != f.end(); };
   EXPECT_TRUE(has("-O3") && has("-ffp-contract=off") && has("-fno-fast-math") && has("-mavx2") &&
               has("-mfma") && has("-mf16c") && has("-shared") && has("-fPIC"));
   EXPECT_FALSE(has("-ffast-math"));
-  t.isa = "avx512";
+  t = t.with_isa(schedule::Isa::Avx512);
   f = codegen::cpu_compile_flags(t);
   EXPECT_TRUE(has("-mavx512f") && has("-mavx512bw") && has("-mavx512vl") && has("-mavx512dq"));
   EXPECT_FALSE(has("-mavx512bf16"));
   t.avx512_bf16 = true;
   f = codegen::cpu_compile_flags(t);
   EXPECT_TRUE(has("-mavx512bf16"));
-  t.isa = "scalar";
+  t = t.with_isa(schedule::Isa::Scalar);
   f = codegen::cpu_compile_flags(t);
   EXPECT_FALSE(has("-mavx2"));
   EXPECT_EQ(codegen::cpu_link_libs(t), std::vector<std::string>{"sleef"});

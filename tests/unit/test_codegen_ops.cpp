@@ -291,14 +291,11 @@ TEST(CpuOps, TanhAndErfWithinTwoUlpOnEveryIsa) {
   for (size_t i = 0; i < sizeof sp / sizeof sp[0]; ++i) x[i] = sp[i];
   schedule::Target host = schedule::Target::host_cpu();
   std::vector<schedule::Target> targets = {host};
-  for (const char* isa : {"avx2", "scalar"}) {
-    schedule::Target t = host;
-    t.isa = isa;
-    t.vector_bytes = std::string(isa) == "avx2" ? 32 : 4;
-    if (host.isa != isa && (host.isa != "scalar")) targets.push_back(t);
-  }
+  for (schedule::Isa isa : {schedule::Isa::Avx2, schedule::Isa::Scalar})
+    if (isa < host.isa) targets.push_back(host.with_isa(isa));
   for (const schedule::Target& t : targets) {
-    AscBuilder b("tanh_erf_" + t.isa, {2 * n});
+    const std::string isa(schedule::isa_name(t.isa));
+    AscBuilder b("tanh_erf_" + isa, {2 * n});
     int in = b.contiguous_input();
     b.output(b.op("tanh", {in}));
     b.output(b.op("erf", {in}));
@@ -307,11 +304,11 @@ TEST(CpuOps, TanhAndErfWithinTwoUlpOnEveryIsa) {
     lib.run(0, {}, {x.data(), th.data(), er.data()});
     for (int64_t i = 0; i < 2 * n; ++i) {
       double xt = std::tanh(double(x[i])), xe = std::erf(double(x[i]));
-      ASSERT_LE(ulp_error(th[i], xt), 2.0) << t.isa << " tanh(" << x[i] << ") = " << th[i];
-      ASSERT_LE(ulp_error(er[i], xe), 2.0) << t.isa << " erf(" << x[i] << ") = " << er[i];
+      ASSERT_LE(ulp_error(th[i], xt), 2.0) << isa << " tanh(" << x[i] << ") = " << th[i];
+      ASSERT_LE(ulp_error(er[i], xe), 2.0) << isa << " erf(" << x[i] << ") = " << er[i];
       if (x[i] == 0) {
-        ASSERT_EQ(std::signbit(th[i]), std::signbit(x[i])) << t.isa << " tanh(-0)";
-        ASSERT_EQ(std::signbit(er[i]), std::signbit(x[i])) << t.isa << " erf(-0)";
+        ASSERT_EQ(std::signbit(th[i]), std::signbit(x[i])) << isa << " tanh(-0)";
+        ASSERT_EQ(std::signbit(er[i]), std::signbit(x[i])) << isa << " erf(-0)";
       }
     }
   }
@@ -425,7 +422,7 @@ TEST(CpuOps, LowPrecisionConversionsBitExact) {
 
 TEST(CpuOps, Avx512Bf16ConversionsWhereSupported) {
   schedule::Target t = schedule::Target::host_cpu();
-  if (t.isa != "avx512") GTEST_SKIP() << "host has no AVX-512";
+  if (t.isa != schedule::Isa::Avx512) GTEST_SKIP() << "host has no AVX-512";
   check_low_precision_conversions(t);  // with AVX512_BF16 where the host has it
   t.avx512_bf16 = false;
   check_low_precision_conversions(t);
@@ -436,7 +433,7 @@ TEST(CpuOps, Avx512Bf16ConversionsWhereSupported) {
 /// A small chain over several dtypes and ops, run on `t` and checked against the reference.
 void run_isa_check(const schedule::Target& t, bool execute) {
   const int64_t n = 77;
-  AscBuilder b("isa_" + t.isa, {n});
+  AscBuilder b("isa_" + std::string(schedule::isa_name(t.isa)), {n});
   int x = b.contiguous_input(), h = b.contiguous_input(DType::F16);
   int s = b.op("sigmoid", {b.op("add", {x, b.cast(h, DType::F32)})});
   b.output(b.op("round", {b.op("mul", {s, b.scalar(10.0)})}));
@@ -475,26 +472,18 @@ void run_isa_check(const schedule::Target& t, bool execute) {
 }
 
 TEST(CpuOps, ScalarIsaRuns) {
-  schedule::Target t = schedule::Target::host_cpu();
-  t.isa = "scalar";
-  t.vector_bytes = 4;
-  run_isa_check(t, true);
+  run_isa_check(schedule::Target::host_cpu().with_isa(schedule::Isa::Scalar), true);
 }
 
 TEST(CpuOps, Avx2IsaRuns) {
-  schedule::Target t = schedule::Target::host_cpu();
-  if (t.isa == "scalar") GTEST_SKIP() << "host has no AVX2";
-  t.isa = "avx2";
-  t.vector_bytes = 32;
-  run_isa_check(t, true);
+  schedule::Target host = schedule::Target::host_cpu();
+  if (!host.supports_isa(schedule::Isa::Avx2)) GTEST_SKIP() << "host has no AVX2";
+  run_isa_check(host.with_isa(schedule::Isa::Avx2), true);
 }
 
 TEST(CpuOps, Avx512IsaCompilesAndRunsWhereSupported) {
   schedule::Target host = schedule::Target::host_cpu();
-  schedule::Target t = host;
-  t.isa = "avx512";
-  t.vector_bytes = 64;
-  run_isa_check(t, host.isa == "avx512");
+  run_isa_check(host.with_isa(schedule::Isa::Avx512), host.supports_isa(schedule::Isa::Avx512));
 }
 
 }  // namespace

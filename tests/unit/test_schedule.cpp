@@ -15,10 +15,7 @@ using ascir::AscGraph;
 using ascir::AxisKind;
 
 schedule::Target avx2() {
-  schedule::Target t;
-  t.isa = "avx2";
-  t.vector_bytes = 32;
-  return t;
+  return schedule::Target().with_isa(schedule::Isa::Avx2);
 }
 
 /// Schedules, verifies, and checks print -> parse -> print is the identity.
@@ -188,8 +185,7 @@ TEST(Schedule, VectorLanesFollowTheIsa) {
   EXPECT_EQ(schedule::vector_lanes(t), 1);
   AscBuilder b("k", {100});
   b.output(b.op("exp", {b.contiguous_input()}));
-  t.isa = "avx512";
-  t.vector_bytes = 64;
+  t = t.with_isa(schedule::Isa::Avx512);
   schedule_checked(b.g, t);
   EXPECT_EQ(b.g.schedule->params[0].align, 16);
 }
@@ -198,9 +194,11 @@ TEST(Schedule, HostTargetIsConsistent) {
   schedule::Target t = schedule::Target::host_cpu();
   EXPECT_GE(t.cores, 1);
   EXPECT_EQ(t.ub_bytes, 256 * 1024);
-  int64_t want = t.isa == "avx512" ? 64 : t.isa == "avx2" ? 32 : 4;
-  EXPECT_EQ(t.vector_bytes, want) << t.isa;
-  EXPECT_TRUE(t.isa == "avx512" || t.isa == "avx2" || t.isa == "scalar") << t.isa;
+  int64_t want = t.isa == schedule::Isa::Avx512 ? 64 : t.isa == schedule::Isa::Avx2 ? 32 : 4;
+  EXPECT_EQ(t.vector_bytes, want) << schedule::isa_name(t.isa);
+  for (schedule::Isa isa : schedule::all_isas())
+    EXPECT_EQ(schedule::parse_isa(schedule::isa_name(isa)), isa);
+  EXPECT_THROW(schedule::parse_isa("sse2"), CompileError);
 }
 
 TEST(Schedule, Errors) {

@@ -303,7 +303,8 @@ int main(int argc, char** argv) {
   try {
     // The host's widest ISA unless told, as the runtime picks (golden tests name theirs).
     const af::schedule::Target host = af::schedule::Target::host_cpu();
-    const af::schedule::Target target = a.isa.empty() ? host : host.with_isa(a.isa);
+    const af::schedule::Target target =
+        a.isa.empty() ? host : host.with_isa(af::schedule::parse_isa(a.isa));
     std::string text = read_input(a.file);
     if (a.input == "ascir")
       run_ascir(a, text, target);
