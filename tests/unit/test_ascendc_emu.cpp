@@ -1,0 +1,251 @@
+// Unit tests of ascendc_emu (src/runtime/include/ascendc_emu): a well-formed double-buffered
+// kernel runs over its blocks with no report and the right numbers; each device rule the
+// emulation enforces is reported, naming the kernel, block, call and rule, when broken.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "ascendc_emu/kernel_operator.h"
+
+using namespace AscendC;
+
+namespace {
+
+/// The violations of running body as kernel "k", block 0 of 1.
+template <typename Body>
+std::vector<std::string> violations_of(Body&& body) {
+  emu::take_violations();
+  emu::run_blocks("k", 1, [&](int64_t) { body(); });
+  return emu::take_violations();
+}
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& words) {
+  for (const auto& l : lines)
+    if (l.find(words) != std::string::npos) return true;
+  return false;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+/// y = x * 2 + 1 over n floats: blocks split the rows of `tile` elements, tiles double-buffered,
+/// the last tile of any length moved by DataCopyPad.
+void affine_kernel(GM_ADDR x, GM_ADDR y, int64_t n, int64_t tile) {
+  TPipe pipe;
+  TQue<TPosition::VECIN, 1> in;
+  TQue<TPosition::VECOUT, 1> out;
+  pipe.InitBuffer(in, 2, tile * sizeof(float));
+  pipe.InitBuffer(out, 2, tile * sizeof(float));
+  GlobalTensor<float> gx, gy;
+  gx.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x), n);
+  gy.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(y), n);
+  int64_t tiles = (n + tile - 1) / tile;
+  for (int64_t t = GetBlockIdx(); t < tiles; t += GetBlockNum()) {
+    int64_t start = t * tile, len = std::min(tile, n - start);
+    LocalTensor<float> a = in.AllocTensor<float>();
+    if (len * sizeof(float) % ONE_BLK_SIZE == 0) {
+      DataCopy(a, gx[start], len);
+    } else {
+      DataCopyExtParams p{1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0};
+      DataCopyPad(a, gx[start], p, DataCopyPadExtParams<float>{true, 0, 0, 0.0f});
+    }
+    in.EnQue(a);
+    LocalTensor<float> b = in.DeQue<float>();
+    LocalTensor<float> c = out.AllocTensor<float>();
+    int32_t aligned = static_cast<int32_t>((len + 7) / 8 * 8);  // whole blocks, padding included
+    Muls(c, b, 2.0f, aligned);
+    Adds(c, c, 1.0f, aligned);
+    in.FreeTensor(b);
+    out.EnQue(c);
+    LocalTensor<float> d = out.DeQue<float>();
+    DataCopyExtParams p{1, static_cast<uint32_t>(len * sizeof(float)), 0, 0, 0};
+    DataCopyPad(gy[start], d, p);
+    out.FreeTensor(d);
+  }
+}
+
+TEST(AscendcEmu, DoubleBufferedKernelRunsClean) {
+  for (int64_t n : {1, 8, 77, 1000, 4096}) {
+    std::vector<float> x(n), y(n, -7.0f);
+    std::iota(x.begin(), x.end(), -3.0f);
+    emu::take_violations();
+    emu::run_blocks("affine", 4, [&](int64_t) {
+      affine_kernel(reinterpret_cast<GM_ADDR>(x.data()), reinterpret_cast<GM_ADDR>(y.data()), n,
+                    64);
+    });
+    auto v = emu::take_violations();
+    EXPECT_TRUE(v.empty()) << joined(v);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] * 2 + 1) << "n " << n << " i " << i;
+  }
+}
+
+TEST(AscendcEmu, ReportsAnUnalignedDataCopy) {
+  std::vector<float> x(16, 1.0f);
+  auto v = violations_of([&] {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 64);
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer(x.data(), 16);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, g, 7);  // 28 B
+    q.FreeTensor(t);
+  });
+  ASSERT_EQ(v.size(), 1u) << joined(v);
+  EXPECT_EQ(v[0],
+            "kernel k block 0: DataCopy(GM->UB): 28 B is not a multiple of 32 B (the device "
+            "moves only whole blocks; use DataCopyPad)");
+}
+
+TEST(AscendcEmu, ReportsAUbOverflow) {
+  auto v = violations_of([] {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> q;
+    TBuf<TPosition::VECCALC> b;
+    EXPECT_TRUE(pipe.InitBuffer(b, 100000));
+    EXPECT_FALSE(pipe.InitBuffer(q, 2, 50000));  // 100000 + 2 x 50016 > 196608
+  });
+  EXPECT_TRUE(any_contains(v,
+                           "InitBuffer(TQue): 2 x 50016 B after 100000 B in use exceeds the "
+                           "Unified Buffer (196608 B)"))
+      << joined(v);
+}
+
+TEST(AscendcEmu, ReportsQueueDiscipline) {
+  auto dequeue_first = violations_of([] {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 2, 64);
+    LocalTensor<float> t = q.DeQue<float>();
+    (void)t;
+  });
+  EXPECT_TRUE(
+      any_contains(dequeue_first, "TQue::DeQue: no tensor is enqueued (DeQue without EnQue)"))
+      << joined(dequeue_first);
+
+  auto twice = violations_of([] {
+    TPipe pipe;
+    TQue<TPosition::VECOUT, 1> q;
+    pipe.InitBuffer(q, 2, 64);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    q.FreeTensor(t);
+    q.FreeTensor(t);
+  });
+  EXPECT_TRUE(any_contains(twice, "TQue::FreeTensor: the tensor is already free (freed twice)"))
+      << joined(twice);
+
+  auto never = violations_of([] {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 2, 64);
+    (void)q.AllocTensor<float>();
+  });
+  EXPECT_TRUE(any_contains(never, "was never freed")) << joined(never);
+
+  auto too_many = violations_of([] {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 2, 64);
+    LocalTensor<float> a = q.AllocTensor<float>(), b = q.AllocTensor<float>();
+    LocalTensor<float> c = q.AllocTensor<float>();
+    EXPECT_FALSE(c.emu_valid());
+    q.FreeTensor(a);
+    q.FreeTensor(b);
+  });
+  EXPECT_TRUE(any_contains(too_many, "all 2 buffers of the queue are allocated"))
+      << joined(too_many);
+}
+
+TEST(AscendcEmu, ReportsMoreThanEightLiveTensorsAtOnePosition) {
+  auto v = violations_of([] {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> q[3];
+    std::vector<LocalTensor<float>> live;
+    for (auto& one : q) pipe.InitBuffer(one, 3, 32);
+    for (auto& one : q)
+      for (int i = 0; i < 3; ++i) live.push_back(one.AllocTensor<float>());
+    for (int k = 0; k < 9; ++k) q[k / 3].FreeTensor(live[k]);
+  });
+  EXPECT_TRUE(any_contains(v, "9 tensors allocated at one position (at most 8)")) << joined(v);
+}
+
+TEST(AscendcEmu, ReportsOperandRules) {
+  auto v = violations_of([] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 256);
+    LocalTensor<float> t = b.Get<float>();  // 64 floats
+    Adds(t[8], t, 1.0f, 16);                // [32, 96) vs [0, 64): partial overlap
+    Exp(t, t, 65);                          // beyond the tensor
+    Exp(t[3], t[3], 4);                     // UB offset 12: unaligned
+    Exp(t, t, 64);                          // in place: fine
+  });
+  ASSERT_EQ(v.size(), 3u) << joined(v);
+  EXPECT_NE(v[0].find("Adds: destination UB [32, 96) partly overlaps a source [0, 64)"),
+            std::string::npos);
+  EXPECT_NE(v[1].find("Exp: destination: 65 elements, the tensor holds 64"), std::string::npos);
+  EXPECT_NE(v[2].find("Exp: destination starts at UB offset 12, not 32-byte aligned"),
+            std::string::npos);
+}
+
+TEST(AscendcEmu, ComputesCastsCompareSelectAndReductions) {
+  std::vector<std::string> v = violations_of([] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> f, h, m, w;
+    pipe.InitBuffer(f, 64 * 4 * 2);
+    pipe.InitBuffer(h, 64 * 2);
+    pipe.InitBuffer(m, 32);
+    pipe.InitBuffer(w, 64);
+    LocalTensor<float> x = f.Get<float>(64), y = f.Get<float>()[64];
+    LocalTensor<bfloat16_t> xb = h.Get<bfloat16_t>();
+    for (int i = 0; i < 64; ++i) x.SetValue(i, 1.0f + i / 512.0f);
+    Cast(xb, x, RoundMode::CAST_RINT, 64);
+    EXPECT_EQ(float(xb.GetValue(1)), 1.0f);        // 1 + 2^-9: a quarter ulp, down
+    EXPECT_EQ(float(xb.GetValue(2)), 1.0f);        // 1 + 2^-8: a tie, to even
+    EXPECT_EQ(float(xb.GetValue(3)), 1.0078125f);  // 1 + 3 x 2^-9: up
+    Cast(y, xb, RoundMode::CAST_NONE, 64);
+    LocalTensor<uint8_t> mask = m.Get<uint8_t>();
+    Compare(mask, x, y, CMPMODE::EQ, 64);
+    Select(y, mask, x, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
+    EXPECT_EQ(y.GetValue(0), 1.0f);   // exact in bf16: kept
+    EXPECT_EQ(y.GetValue(1), -1.0f);  // rounded: replaced
+    LocalTensor<float> out = w.Get<float>(8), work = w.Get<float>()[8];
+    ReduceSum(out, x, work, 64);
+    EXPECT_FLOAT_EQ(out.GetValue(0), 64.0f + 63.0f * 64.0f / 2 / 512.0f);
+    ReduceMax(out, x, work, 64);
+    EXPECT_EQ(out.GetValue(0), 1.0f + 63 / 512.0f);
+  });
+  EXPECT_TRUE(v.empty()) << joined(v);
+  EXPECT_EQ(emu::f32_to_f16(65520.0f), 0x7c00);  // rounds to inf
+  EXPECT_EQ(emu::f32_to_f16(5.96e-8f), 0x0001);  // the smallest subnormal
+  EXPECT_EQ(emu::f16_to_f32(0x3c01), 1.0009765625f);
+}
+
+TEST(AscendcEmu, DataCopyPadHonoursStridesAndPadding) {
+  // Two rows of 3 floats out of a 2 x 5 GM matrix: GM gap 8 B, UB rows 32 B apart, padded.
+  std::vector<float> gm = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, back(10, 0.0f);
+  auto v = violations_of([&] {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 64);
+    GlobalTensor<float> g, o;
+    g.SetGlobalBuffer(gm.data(), 10);
+    o.SetGlobalBuffer(back.data(), 10);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopyPad(t, g, {2, 12, 8, 0, 0}, DataCopyPadExtParams<float>{true, 0, 5, -1.0f});
+    EXPECT_EQ(t.GetValue(0), 1.0f);
+    EXPECT_EQ(t.GetValue(3), -1.0f);
+    EXPECT_EQ(t.GetValue(8), 6.0f);
+    EXPECT_EQ(t.GetValue(10), 8.0f);
+    DataCopyPad(o, t, {2, 12, 0, 8, 0});
+    q.FreeTensor(t);
+  });
+  EXPECT_TRUE(v.empty()) << joined(v);
+  EXPECT_EQ(back, (std::vector<float>{1, 2, 3, 0, 0, 6, 7, 8, 0, 0}));
+}
+
+}  // namespace
