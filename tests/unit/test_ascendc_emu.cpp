@@ -192,6 +192,22 @@ TEST(AscendcEmu, ReportsOperandRules) {
             std::string::npos);
 }
 
+TEST(AscendcEmu, ReportsACopyBeyondItsGlobalBuffer) {
+  std::vector<float> x(16, 1.0f);
+  auto v = violations_of([&] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 128);
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer(x.data(), 16);
+    DataCopy(b.Get<float>(), g[8], 16);  // 8 left
+    DataCopy(b.Get<float>(), g[16], 8);  // none left
+  });
+  ASSERT_EQ(v.size(), 2u) << joined(v);
+  EXPECT_NE(v[0].find("source: 16 elements beyond its global buffer of 8"), std::string::npos);
+  EXPECT_NE(v[1].find("source: 8 elements beyond its global buffer of 0"), std::string::npos);
+}
+
 TEST(AscendcEmu, ComputesCastsCompareSelectAndReductions) {
   std::vector<std::string> v = violations_of([] {
     TPipe pipe;

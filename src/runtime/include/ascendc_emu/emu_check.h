@@ -36,7 +36,7 @@ bool check_gm(const char* call, const char* role, const GlobalTensor<T>& g, uint
     report(call, std::string(role) + " has no global buffer (SetGlobalBuffer)");
     return false;
   }
-  if (g.GetSize() != 0 && count > g.GetSize()) {
+  if (g.emu_sized() && count > g.GetSize()) {
     report(call, std::string(role) + ": " + std::to_string(count) +
                      " elements beyond its global buffer of " + std::to_string(g.GetSize()));
     return false;

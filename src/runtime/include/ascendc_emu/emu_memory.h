@@ -121,24 +121,28 @@ class LocalTensor {
 template <typename T>
 class GlobalTensor {
  public:
-  void SetGlobalBuffer(__gm__ T* p, uint64_t size = 0) { data_ = p, size_ = size; }
+  void SetGlobalBuffer(__gm__ T* p, uint64_t size = 0) {
+    data_ = p, size_ = size, sized_ = size != 0;
+  }
   GlobalTensor operator[](uint64_t off) const {
     GlobalTensor t = *this;
     t.data_ += off;
-    t.size_ = size_ == 0 ? 0 : (off > size_ ? 1 : size_ - off);  // past the end: checked at use
-    if (size_ != 0 && off > size_)
+    if (sized_ && off > size_)
       emu::report("GlobalTensor::operator[]",
                   "offset " + std::to_string(off) + " is beyond " + std::to_string(size_));
+    if (sized_) t.size_ = off > size_ ? 0 : size_ - off;
     return t;
   }
   uint64_t GetSize() const { return size_; }
   T GetValue(uint64_t i) const { return data_[i]; }
   void SetValue(uint64_t i, T v) const { data_[i] = v; }
   T* emu_data() const { return data_; }
+  bool emu_sized() const { return sized_; }  // whether accesses are checked against GetSize()
 
  private:
   T* data_ = nullptr;
-  uint64_t size_ = 0;  // 0: not given
+  uint64_t size_ = 0;
+  bool sized_ = false;
 };
 
 /// A queue of `depth` tensors at position `pos`, its slots allocated by TPipe::InitBuffer.
