@@ -205,8 +205,8 @@ class _Builder:
 def translate(gm: torch.fx.GraphModule, name: str, packed_weights: Sequence[int] = ()) -> Translation:
     """Translates `gm` (an ATen FX graph with meta vals) into a Graph IR graph named `name`.
 
-    An op the core says no kernel can compute (_kernel_reason) becomes opaque with the core's
-    reason. `packed_weights`: the positions of the inputs (parameters) whose linear layers run on
+    An op the core declines as its kind (a broken Graph IR rule, a dtype the registry's row
+    lacks, an empty reduction: _candidate_reason) becomes opaque with the core's reason. `packed_weights`: the positions of the inputs (parameters) whose linear layers run on
     packed weights (packed_linear.py).
     """
     phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -338,25 +338,25 @@ def _checked_plan(
 ) -> Tuple[Optional[Plan], Optional[TType]]:
     """(plan, result type) of `node` by `rule`; (None, None) after making the node opaque with
     the reason when the result has no IR type, the rule says no or the core declines the plan
-    (_kernel_reason). `out_val` is the meta value of the result the plan computes; `broadcasts`:
+    (_candidate_reason). `out_val` is the meta value of the result the plan computes; `broadcasts`:
     the plan's tensor operands are broadcast to the result's shape (elementwise ops)."""
     out_t = b.tensor_type(out_val)
     plan = None
     bad = "result has a dtype or sizes the IR lacks" if out_t is None else None
     if not bad:
         plan = rule(bind_args(node), out_val)
-        bad = plan if isinstance(plan, str) else _kernel_reason(b, node, plan, out_t, broadcasts)
+        bad = plan if isinstance(plan, str) else _candidate_reason(b, node, plan, out_t, broadcasts)
     if bad:
         _opaque(b, node, val, origin, bad)
         return None, None
     return plan, out_t
 
 
-def _kernel_reason(b: _Builder, node: torch.fx.Node, plan: Plan, out_t: TType, broadcasts: bool) -> Optional[str]:
-    """Why the core declines `plan` (node `node` with result type `out_t`) as a kernel's node,
-    or None. It is asked (fusion::candidate_reason) with the op after what the builder would
-    emit for its operands: each tensor an input of its type, cast to the dtype the plan reads it
-    as and, when the op broadcasts, broadcast to the result's shape; each scalar a const."""
+def _candidate_reason(b: _Builder, node: torch.fx.Node, plan: Plan, out_t: TType, broadcasts: bool) -> Optional[str]:
+    """Why the core (fusion::candidate_reason) declines `plan` as node `node`'s Graph IR kind
+    with result type `out_t`, or None. It is asked with the op after what the builder would emit
+    for its operands: each tensor an input of its type, cast to the dtype the plan reads it as
+    and, when the op broadcasts, broadcast to the result's shape; each scalar a const."""
     from . import _C
 
     if plan.kind == "const":
