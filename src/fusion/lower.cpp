@@ -385,6 +385,7 @@ std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
 }
 
 std::optional<std::string> candidate_reason(const graph::Graph& g) {
+  if (g.nodes.empty()) return std::string("no op to judge");
   const int op = static_cast<int>(g.nodes.size()) - 1;
   for (int i = 0; i < op; ++i)
     if (auto bad = graph::node_error(g, i)) return "node %" + g.nodes[i].name + ": " + *bad;
