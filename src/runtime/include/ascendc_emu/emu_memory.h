@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "emu_report.h"
+#include "emu_sync.h"
 #include "emu_types.h"
 
 namespace AscendC {
@@ -79,12 +80,14 @@ class LocalTensor {
   }
   uint32_t GetSize() const { return size_; }
   T GetValue(uint32_t i) const {
+    emu::scalar_access("LocalTensor::GetValue", offset_ + i * sizeof(T), sizeof(T), false);
     if (i < size_) return data_[i];
     emu::report("LocalTensor::GetValue",
                 "index " + std::to_string(i) + " of " + std::to_string(size_) + " elements");
     return T();
   }
   void SetValue(uint32_t i, T v) const {
+    emu::scalar_access("LocalTensor::SetValue", offset_ + i * sizeof(T), sizeof(T), true);
     if (i < size_)
       data_[i] = v;
     else
@@ -185,7 +188,7 @@ class TBuf {
 };
 
 /// One core's Unified Buffer, handed out by InitBuffer in 32-byte-aligned pieces. Checks the
-/// capacity, the live tensors per position and, when destroyed (the kernel's end), that every
+/// capacity, the queue buffers per position and, when destroyed (the kernel's end), that every
 /// queue slot was freed.
 class TPipe {
  public:
@@ -197,8 +200,14 @@ class TPipe {
   /// `num` slots of `len` bytes (rounded up to 32) for `que`: num = 2 double-buffers.
   template <TPosition pos, int32_t depth>
   bool InitBuffer(TQue<pos, depth>& que, uint8_t num, uint32_t len) {
+    uint32_t& slots = buffers_[static_cast<int>(pos)];
+    if (slots + num > MAX_BUFFERS_PER_POSITION)
+      emu::report("InitBuffer(TQue)", std::to_string(slots + num) +
+                                          " queue buffers at one TPosition (at most " +
+                                          std::to_string(MAX_BUFFERS_PER_POSITION) + ")");
     emu::QueueState* q = carve("InitBuffer(TQue)", num, len);
     if (!q) return false;
+    slots += num;
     q->pos = pos, q->depth = depth;
     que.emu_bind(this, q);
     return true;
@@ -222,6 +231,7 @@ class TPipe {
                                             " was never freed (FreeTensor)");
     queues_.clear();
     used_ = 0;
+    for (uint32_t& n : buffers_) n = 0;
   }
 
   // The emulation's own accounting (not Ascend C API).
@@ -229,7 +239,6 @@ class TPipe {
     return ub_.get() + (64 - reinterpret_cast<uintptr_t>(ub_.get()) % 64) % 64;
   }
   uint32_t emu_used() const { return used_; }
-  uint32_t& emu_live(TPosition p) { return live_[static_cast<int>(p)]; }
 
  private:
   emu::QueueState* carve(const char* call, uint8_t num, uint32_t len) {
@@ -239,10 +248,10 @@ class TPipe {
       emu::report(call, "needs at least one slot of at least one byte");
       return nullptr;
     }
-    if (used_ + need > AF_EMU_UB_BYTES) {
+    if (used_ + need > AF_EMU_UB_USABLE_BYTES) {
       emu::report(call, std::to_string(num) + " x " + emu::bytes_text(slot) + " after " +
                             emu::bytes_text(used_) + " in use exceeds the Unified Buffer (" +
-                            emu::bytes_text(AF_EMU_UB_BYTES) + ")");
+                            emu::bytes_text(AF_EMU_UB_USABLE_BYTES) + " usable)");
       return nullptr;
     }
     auto q = std::make_unique<emu::QueueState>();
@@ -255,7 +264,7 @@ class TPipe {
 
   std::unique_ptr<uint8_t[]> ub_;
   uint32_t used_ = 0;
-  uint32_t live_[static_cast<int>(TPosition::MAX) + 1] = {};
+  uint32_t buffers_[static_cast<int>(TPosition::MAX) + 1] = {};
   std::vector<std::unique_ptr<emu::QueueState>> queues_;
 };
 
@@ -271,10 +280,6 @@ LocalTensor<T> TQue<pos, depth>::AllocTensor() {
     if (q_->slots[s] != emu::SlotState::Free) continue;
     q_->slots[s] = emu::SlotState::Allocated;
     uint32_t off = q_->base + static_cast<uint32_t>(s) * q_->len;
-    if (++pipe_->emu_live(pos) > MAX_LIVE_PER_POSITION)
-      emu::report("TQue::AllocTensor", std::to_string(pipe_->emu_live(pos)) +
-                                           " tensors allocated at one position (at most " +
-                                           std::to_string(MAX_LIVE_PER_POSITION) + ")");
     t.emu_bind(reinterpret_cast<T*>(pipe_->emu_ub() + off), off, q_->len / sizeof(T), q_,
                static_cast<int>(s));
     return t;
@@ -336,7 +341,6 @@ void TQue<pos, depth>::FreeTensor(const LocalTensor<T>& t) {
     return;
   }
   s = emu::SlotState::Free;
-  --pipe_->emu_live(pos);
 }
 
 template <TPosition pos>

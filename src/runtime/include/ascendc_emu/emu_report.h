@@ -52,18 +52,6 @@ inline std::vector<std::string> take_violations() {
   return out;
 }
 
-/// Runs body(block) for block = 0..block_num-1 as kernel `kernel`'s blocks, one after another
-/// on this thread (the runtime's launcher spreads them over its thread team instead).
-template <typename Body>
-void run_blocks(const char* kernel, int64_t block_num, Body&& body) {
-  BlockContext saved = block_context();
-  for (int64_t b = 0; b < block_num; ++b) {
-    block_context() = {kernel, b, block_num};
-    body(b);
-  }
-  block_context() = saved;
-}
-
 }  // namespace emu
 
 inline int64_t GetBlockIdx() {

@@ -11,15 +11,21 @@
 #define __gm__
 #define GM_ADDR uint8_t*
 
+// Unified Buffer per vector core, Atlas A2 (arch 2201): 192 KB, of which the API keeps the top
+// 8 KB as its own scratch (Select's tensor-scalar mode, mask staging), so TPipe::InitBuffer may
+// hand out 184 KB (TOTAL_VEC_LOCAL_SIZE; docs/ascendc-facts.md section 8).
 #ifndef AF_EMU_UB_BYTES
-#define AF_EMU_UB_BYTES 196608  // Unified Buffer per vector core, Atlas A2 (arch 2201)
+#define AF_EMU_UB_BYTES 196608
+#endif
+#ifndef AF_EMU_UB_USABLE_BYTES
+#define AF_EMU_UB_USABLE_BYTES 188416
 #endif
 
 namespace AscendC {
 
-constexpr uint32_t ONE_BLK_SIZE = 32;          // a UB data block: the unit of alignment and strides
-constexpr uint32_t ONE_REPEAT_BYTES = 256;     // one vector repeat: 8 data blocks
-constexpr uint32_t MAX_LIVE_PER_POSITION = 8;  // tensors allocated at once per TPosition
+constexpr uint32_t ONE_BLK_SIZE = 32;       // a UB data block: the unit of alignment and strides
+constexpr uint32_t ONE_REPEAT_BYTES = 256;  // one vector repeat: 8 data blocks
+constexpr uint32_t MAX_BUFFERS_PER_POSITION = 8;  // TQue slots (InitBuffer's num) per TPosition
 
 namespace emu {
 

@@ -1,0 +1,61 @@
+// ascendc_emu: ReduceSum and ReduceMax over a row in UB, count form: dst[0] is the result,
+// `work` the device's scratch, sized as CANN 8 documents for Atlas A2 (docs/ascendc-facts.md
+// section 2). The f32 accumulation is sequential; the device's order differs in the last bits.
+#pragma once
+#include <cmath>
+
+#include "emu_vector.h"
+
+namespace AscendC {
+namespace emu {
+
+/// `n` rounded up to a multiple of `per`.
+inline uint32_t round_up(uint32_t n, uint32_t per) {
+  return (n + per - 1) / per * per;
+}
+
+/// The 256-byte repeats `count` elements of T take.
+template <typename T>
+uint32_t repeats_of(int32_t count) {
+  constexpr uint32_t per = ONE_REPEAT_BYTES / sizeof(T);
+  return (static_cast<uint32_t>(count) + per - 1) / per;
+}
+
+/// dst[0] = the fold of src[0..count) by f, after the operand checks (work: `work_count`).
+template <typename T, typename F>
+void reduce(const char* call, const LocalTensor<T>& dst, const LocalTensor<T>& src,
+            const LocalTensor<T>& work, int32_t count, uint32_t work_count, F f) {
+  if (count < 1) return report(call, "count " + std::to_string(count) + " (at least 1)");
+  if (!check_ub(call, "destination", dst, 1) || !check_ub(call, "source", src, count) ||
+      !check_ub(call, "work", work, work_count) ||
+      !check_overlap(call, work, src, work_count, count))
+    return;
+  vector_access(call, dst, 1, count, src);
+  compute_t<T> acc(src.emu_data()[0]);
+  for (int32_t i = 1; i < count; ++i) acc = f(acc, compute_t<T>(src.emu_data()[i]));
+  dst.emu_data()[0] = T(acc);
+}
+
+}  // namespace emu
+
+/// dst[0] = the sum of src[0..count); `work` holds one element per 256-byte repeat of src,
+/// rounded up to a 32-byte block.
+template <typename T>
+void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
+               int32_t count) {
+  uint32_t need = emu::round_up(emu::repeats_of<T>(count), ONE_BLK_SIZE / sizeof(T));
+  emu::reduce("ReduceSum", dst, src, work, count, need, [](auto a, auto b) { return a + b; });
+}
+
+/// dst[0] = the largest of src[0..count) (NaN if any is); `work` holds two elements per 256-byte
+/// repeat of src, rounded up to a 32-byte block.
+template <typename T>
+void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
+               int32_t count, bool calIndex = false) {
+  if (calIndex) emu::report("ReduceMax", "calIndex is not emulated");
+  uint32_t need = emu::round_up(2 * emu::repeats_of<T>(count), ONE_BLK_SIZE / sizeof(T));
+  emu::reduce("ReduceMax", dst, src, work, count, need,
+              [](auto a, auto b) { return std::isnan(a) || a > b ? a : b; });
+}
+
+}  // namespace AscendC

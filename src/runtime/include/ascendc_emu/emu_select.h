@@ -1,0 +1,80 @@
+// ascendc_emu: Compare (a bit mask, one bit per element, least significant bit first) and
+// Select over such a mask.
+#pragma once
+#include "emu_vector.h"
+
+namespace AscendC {
+
+/// Compare's predicate: src0 `mode` src1.
+enum class CMPMODE { LT, GT, EQ, LE, GE, NE };
+/// Select's operands: the mask's first bits for every repeat, a tensor and a scalar, two tensors.
+enum class SELMODE { VSEL_CMPMASK_SPR, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+
+namespace emu {
+
+/// Bit i of a Compare mask.
+inline bool mask_bit(const LocalTensor<uint8_t>& mask, int32_t i) {
+  return (mask.emu_data()[i / 8] >> (i % 8)) & 1;
+}
+
+}  // namespace emu
+
+/// Bit i of dst = a[i] `mode` b[i]; count covers whole 256-byte repeats (the device computes
+/// nothing of a partial one).
+template <typename T>
+void Compare(const LocalTensor<uint8_t>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+             CMPMODE mode, int32_t count) {
+  const char* call = "Compare";
+  if (count < 0 || count * sizeof(T) % ONE_REPEAT_BYTES != 0)
+    return emu::report(call,
+                       "count " + std::to_string(count) + " does not fill whole 256-byte repeats");
+  if (!emu::check_ub(call, "destination", dst, count / 8) ||
+      !emu::check_ub(call, "source", a, count) || !emu::check_ub(call, "source", b, count))
+    return;
+  emu::vector_access(call, dst, count / 8, count, a, b);
+  for (int32_t i = 0; i < count; ++i) {
+    auto x = emu::compute_t<T>(a.emu_data()[i]), y = emu::compute_t<T>(b.emu_data()[i]);
+    bool r = mode == CMPMODE::LT   ? x < y
+             : mode == CMPMODE::GT ? x > y
+             : mode == CMPMODE::EQ ? x == y
+             : mode == CMPMODE::LE ? x <= y
+             : mode == CMPMODE::GE ? x >= y
+                                   : x != y;
+    uint8_t& byte = dst.emu_data()[i / 8];
+    byte = static_cast<uint8_t>(r ? byte | (1u << (i % 8)) : byte & ~(1u << (i % 8)));
+  }
+}
+
+/// dst[i] = bit i of mask ? a[i] : b[i] (VSEL_TENSOR_TENSOR_MODE).
+template <typename T>
+void Select(const LocalTensor<T>& dst, const LocalTensor<uint8_t>& mask, const LocalTensor<T>& a,
+            const LocalTensor<T>& b, SELMODE mode, int32_t count) {
+  const char* call = "Select";
+  if (mode != SELMODE::VSEL_TENSOR_TENSOR_MODE)
+    return emu::report(call, "mode is not tensor-tensor");
+  if (!emu::check_ub(call, "mask", mask, (count + 7) / 8) ||
+      !emu::check_operands(call, dst, count, a, b))
+    return;
+  emu::vector_access(call, dst, count, count, a, b);
+  emu::vector_reads(call, mask.emu_offset(), mask.emu_offset() + (count + 7) / 8);
+  for (int32_t i = 0; i < count; ++i)
+    dst.emu_data()[i] = emu::mask_bit(mask, i) ? a.emu_data()[i] : b.emu_data()[i];
+}
+
+/// dst[i] = bit i of mask ? a[i] : scalar (VSEL_TENSOR_SCALAR_MODE).
+template <typename T>
+void Select(const LocalTensor<T>& dst, const LocalTensor<uint8_t>& mask, const LocalTensor<T>& a,
+            T scalar, SELMODE mode, int32_t count) {
+  const char* call = "Select";
+  if (mode != SELMODE::VSEL_TENSOR_SCALAR_MODE)
+    return emu::report(call, "mode is not tensor-scalar");
+  if (!emu::check_ub(call, "mask", mask, (count + 7) / 8) ||
+      !emu::check_operands(call, dst, count, a))
+    return;
+  emu::vector_access(call, dst, count, count, a);
+  emu::vector_reads(call, mask.emu_offset(), mask.emu_offset() + (count + 7) / 8);
+  for (int32_t i = 0; i < count; ++i)
+    dst.emu_data()[i] = emu::mask_bit(mask, i) ? a.emu_data()[i] : scalar;
+}
+
+}  // namespace AscendC

@@ -1,0 +1,98 @@
+// ascendc_emu: the ordering between the vector unit and the scalar unit. On the device they run
+// asynchronously: a scalar read (LocalTensor::GetValue) of UB a vector instruction wrote needs
+// SetFlag/WaitFlag<HardEvent::V_S> between them, and a vector instruction reading UB the scalar
+// unit wrote (SetValue) needs SetFlag/WaitFlag<HardEvent::S_V>. A block runs in order here, so
+// the emulation tracks the UB ranges written since the last such wait and reports a read of one.
+// (Queues order the copy and vector pipes themselves: EnQue/DeQue; those are not modelled.)
+#pragma once
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "emu_report.h"
+
+namespace AscendC {
+
+/// Pipeline synchronisation events (producer_consumer).
+enum class HardEvent {
+  MTE2_V,
+  V_MTE3,
+  MTE3_V,
+  V_S,
+  S_V,
+  MTE2_S,
+  S_MTE3,
+  MTE3_S,
+  MTE3_MTE2,
+  V_MTE2
+};
+/// Pipes, for PipeBarrier.
+enum pipe_t { PIPE_S, PIPE_V, PIPE_MTE2, PIPE_MTE3, PIPE_ALL };
+
+namespace emu {
+
+/// What one block has written and not yet waited for, per unit.
+struct SyncState {
+  std::set<std::pair<uint32_t, uint32_t>> vector_writes;  // UB [begin, end) since a V_S wait
+  std::set<uint32_t> scalar_writes;                       // UB bytes since an S_V wait
+  std::set<std::pair<int, int32_t>> flags;                // (event, id) set, not yet waited
+};
+
+inline SyncState& sync_state() {
+  static thread_local SyncState s;
+  return s;
+}
+
+/// A vector instruction wrote UB bytes [begin, end).
+inline void vector_wrote(uint32_t begin, uint64_t end) {
+  sync_state().vector_writes.insert({begin, static_cast<uint32_t>(end)});
+}
+
+/// A vector instruction `call` reads UB bytes [begin, end): reports scalar writes in them.
+inline void vector_reads(const char* call, uint32_t begin, uint64_t end) {
+  auto& w = sync_state().scalar_writes;
+  auto it = w.lower_bound(begin);
+  if (it != w.end() && *it < end)
+    report(call, "reads UB offset " + std::to_string(*it) +
+                     " the scalar unit wrote (SetValue) without SetFlag/WaitFlag<HardEvent::S_V>");
+}
+
+/// The scalar unit reads (GetValue) or writes (SetValue) the UB bytes at `at`.
+inline void scalar_access(const char* call, uint32_t at, uint32_t bytes, bool write) {
+  for (const auto& [b, e] : sync_state().vector_writes)
+    if (at < e && b < at + bytes) {
+      report(call,
+             "UB offset " + std::to_string(at) +
+                 " was written by a vector instruction without SetFlag/WaitFlag<HardEvent::V_S>");
+      break;
+    }
+  if (write) sync_state().scalar_writes.insert(at);
+}
+
+}  // namespace emu
+
+template <HardEvent event>
+inline void SetFlag(int32_t id) {
+  emu::sync_state().flags.insert({static_cast<int>(event), id});
+}
+
+template <HardEvent event>
+inline void WaitFlag(int32_t id) {
+  emu::SyncState& s = emu::sync_state();
+  if (!s.flags.erase({static_cast<int>(event), id})) {
+    emu::report("WaitFlag",
+                "event id " + std::to_string(id) + " was not set (the device would wait forever)");
+    return;
+  }
+  if (event == HardEvent::V_S) s.vector_writes.clear();
+  if (event == HardEvent::S_V) s.scalar_writes.clear();
+}
+
+/// Orders everything before it in `pipe` with everything after; PIPE_ALL orders every unit.
+template <pipe_t pipe>
+inline void PipeBarrier() {
+  if (pipe == PIPE_ALL) emu::sync_state() = {};
+}
+
+}  // namespace AscendC
