@@ -178,9 +178,7 @@ TEST_F(JitPchTest, BuiltOnceAndUsedByTheKernelCompile) {
   o2.flags = {"-O2", "-std=c++17"};
   EXPECT_NE(pch_key(o2), key);
   std::string inc = root_ + "/include";
-  fs::create_directory(inc);
-  for (const auto& e : fs::directory_iterator(AUTOFUSE_SOURCE_INCLUDE_DIR))
-    fs::copy_file(e.path(), inc + "/" + e.path().filename().string());
+  fs::copy(AUTOFUSE_SOURCE_INCLUDE_DIR, inc, fs::copy_options::recursive);
   o2 = req;
   o2.include_dirs = {inc};
   std::string copied = pch_key(o2);

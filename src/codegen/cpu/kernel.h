@@ -1,6 +1,5 @@
-// Internal to the CPU emitter: what it reads off one scheduled AscGraph (the loop nest, the
-// tiling parameters, the C names of symbols) and the printers of the kernel function and of
-// the axis index expressions.
+// Internal to the CPU emitter: the printers of a kernel function (its prologue, the elementwise
+// and the reduction loop nests) over the shared loop-nest analysis (codegen/loop_nest.h).
 #pragma once
 #include <functional>
 #include <map>
@@ -10,64 +9,9 @@
 #include <vector>
 
 #include "ascir/asc_graph.h"
-#include "schedule/reduce_plan.h"
+#include "codegen/loop_nest.h"
 
 namespace af::codegen {
-
-/// One scheduled kernel as the emitter sees it. Built (and validated) by analyze_kernel.
-struct KernelContext {
-  const ascir::AscGraph* g = nullptr;
-  std::string name;                            // C identifier; exports <name>_tiling/_kernel
-  std::vector<std::string> size_symbols;       // sorted, without the tiling parameters
-  std::map<std::string, std::string> sym_var;  // every symbol -> C variable name
-  std::vector<int> nest;                       // sched axes, outer -> inner
-  int vec = -1;                         // the vectorized axis (tile_inner), innermost in `nest`
-  int vec_parent = -1;                  // the axis it splits
-  int tile_outer = -1;                  // its tile_outer sibling
-  int block_outer = -1;                 // the launch block axis, outermost in `nest`
-  int block_parent = -1;                // the axis block_outer x block_inner splits
-  std::string tile_param, block_param;  // symbol names
-  int num_inputs = 0, num_outputs = 0;
-  schedule::ReducePlan plan;  // a reduction family's passes (empty for elementwise)
-};
-
-/// Reads the schedule of `g` (any ScheduleFamily; a reduction's plan once, for the tiling
-/// function and the kernel alike) and checks the emitter can print it. Throws CompileError
-/// naming the kernel otherwise.
-KernelContext analyze_kernel(const ascir::AscGraph& g, const std::string& c_name);
-
-/// C++ text of `e` with symbols replaced by their C variables.
-std::string cpp_expr(const KernelContext& k, const sym::Expr& e);
-/// C variable holding the size of axis `id` (defined at the top of the kernel function).
-std::string size_var(int axis_id);
-
-/// Derives the index of any axis from the loop indices known so far, writing `const int64_t`
-/// definitions into `lines` as needed (memoized). Rules: an axis split into outer x inner is
-/// outer * size(inner) + inner; a part of a merged axis is (merged / size of later parts) mod
-/// its size.
-class IndexDeriver {
- public:
-  IndexDeriver(const ascir::AscGraph& g, std::vector<std::string>* lines, std::string indent)
-      : g_(g), lines_(lines), indent_(std::move(indent)) {}
-  /// Declares the index of a loop axis (a C expression); `uses_vec` for the vectorized axis.
-  void set(int axis, std::string expr, bool uses_vec = false);
-  /// The C variable (or expression) holding axis `a`'s index; nullopt when it cannot be derived.
-  std::optional<std::string> get(int a);
-  /// Whether `a`'s index depends on the vectorized axis (after get(a) succeeded).
-  bool uses_vec(int a) const { return uses_vec_.count(a) && uses_vec_.at(a); }
-  /// Whether `a` is split into outer x `inner` (so its index is linear in inner's).
-  bool split_with_inner(int a, int inner) const;
-  /// Indentation of the definitions written from now on (one per loop level).
-  void set_indent(std::string indent) { indent_ = std::move(indent); }
-
- private:
-  const ascir::AscGraph& g_;
-  std::vector<std::string>* lines_;
-  std::string indent_;
-  std::map<int, std::string> known_;
-  std::map<int, bool> uses_vec_;
-  std::set<int> visiting_;
-};
 
 /// The first lines of a kernel function, shared by every TilingCase's printer: the signature,
 /// the tiling data's symbols, every axis size, stream_stores, and the input/output pointers.

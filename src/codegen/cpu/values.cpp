@@ -87,17 +87,6 @@ std::string cast_expr(const AscGraph& g, int i, const std::string& x,
 
 }  // namespace
 
-[[noreturn]] void codegen_fail(const AscGraph& g, const std::string& what) {
-  throw CompileError("codegen @" + g.name + ": " + what);
-}
-
-std::string c_ident(const std::string& s) {
-  std::string out = s;
-  for (char& c : out)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-  return out;
-}
-
 /// The vector library's name for `t` in af_load_<T> and friends.
 std::string mem_suffix(const AscGraph& g, const AscNode& n, DType t) {
   switch (t) {
@@ -109,11 +98,6 @@ std::string mem_suffix(const AscGraph& g, const AscNode& n, DType t) {
       codegen_fail(g, "%" + n.name + " (" + n.op + ") has dtype " + std::string(dtype_name(t)) +
                           "; CPU kernels read and write f32, f16, bf16 and bool");
   }
-}
-
-std::string index_attr(const AscNode& n) {
-  auto it = n.attrs.find("index");
-  return it == n.attrs.end() ? "?" : attr_str(it->second);
 }
 
 std::string storage_type(DType t) {

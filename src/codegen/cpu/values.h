@@ -5,21 +5,13 @@
 #include <vector>
 
 #include "ascir/asc_graph.h"
+#include "codegen/loop_nest.h"
 
 namespace af::codegen {
-
-/// Throws CompileError "codegen @<kernel>: <what>".
-[[noreturn]] void codegen_fail(const ascir::AscGraph& g, const std::string& what);
-
-/// `s` with every character outside [A-Za-z0-9_] replaced by '_'.
-std::string c_ident(const std::string& s);
 
 /// The vector library's name for dtype `t` in af_load_<T> and friends (f32, f16, bf16, bool);
 /// throws naming node `n` for any other dtype.
 std::string mem_suffix(const ascir::AscGraph& g, const ascir::AscNode& n, DType t);
-
-/// The `index` attribute of a data/output node as text ("?" when absent).
-std::string index_attr(const ascir::AscNode& n);
 
 /// The C++ storage element type of dtype `t` (float, uint16_t, uint8_t).
 std::string storage_type(DType t);

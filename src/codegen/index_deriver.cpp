@@ -1,7 +1,7 @@
-// Axis index derivation for the CPU emitter (see IndexDeriver in kernel.h).
+// Axis index derivation every emitter shares (IndexDeriver in loop_nest.h).
 #include <algorithm>
 
-#include "codegen/cpu/kernel.h"
+#include "codegen/loop_nest.h"
 
 namespace af::codegen {
 namespace {
