@@ -7,17 +7,9 @@
 #include "support/error.h"
 
 namespace af::codegen {
-namespace {
-
 using ascir::AscGraph;
 using ascir::AscNode;
 using ascir::AxisKind;
-
-[[noreturn]] void fail(const AscGraph& g, const std::string& what) {
-  codegen_fail(g, what);
-}
-
-}  // namespace
 
 [[noreturn]] void codegen_fail(const AscGraph& g, const std::string& what) {
   throw CompileError("codegen @" + g.name + ": " + what);
@@ -48,7 +40,8 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
   KernelContext k;
   k.g = &g;
   k.name = c_name;
-  if (!g.schedule) fail(g, "the graph is not scheduled (run schedule::schedule_kernel first)");
+  if (!g.schedule)
+    codegen_fail(g, "the graph is not scheduled (run schedule::schedule_kernel first)");
   const ascir::ScheduleInfo& s = *g.schedule;
   const bool reduce = ascir::is_reduce(s.family);
   const ascir::TilingParam* tile = nullptr;
@@ -57,32 +50,32 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
     if (p.role == ascir::ParamRole::Tile) tile = &p;
     if (p.role == ascir::ParamRole::Block) block = &p;
   }
-  if (!tile || !block) fail(g, "the schedule needs one tile and one block parameter");
+  if (!tile || !block) codegen_fail(g, "the schedule needs one tile and one block parameter");
   k.tile_param = tile->name;
   k.block_param = block->name;
   k.vec = s.vectorized_axis;
   k.block_outer = s.block_axis;
   if (k.vec < 0 || g.axis(k.vec).kind != AxisKind::TileInner || g.axis(k.vec).from.size() != 1)
-    fail(g, "the vectorized axis must be a tile_inner axis");
+    codegen_fail(g, "the vectorized axis must be a tile_inner axis");
   k.vec_parent = g.axis(k.vec).from[0];
   if (tile->axis != k.vec_parent || g.axis(k.vec).size != sym::Expr::symbol(tile->name))
-    fail(g, "tile parameter " + tile->name + " does not size the vectorized axis");
+    codegen_fail(g, "tile parameter " + tile->name + " does not size the vectorized axis");
   for (const auto& a : g.axes)
     if (a.kind == AxisKind::TileOuter && a.from.size() == 1 && a.from[0] == k.vec_parent)
       k.tile_outer = a.id;
-  if (k.tile_outer < 0) fail(g, "the vectorized axis has no tile_outer sibling");
+  if (k.tile_outer < 0) codegen_fail(g, "the vectorized axis has no tile_outer sibling");
   if (k.block_outer < 0 || g.axis(k.block_outer).kind != AxisKind::BlockOuter)
-    fail(g, "the block axis must be a block_outer axis");
+    codegen_fail(g, "the block axis must be a block_outer axis");
   k.block_parent = g.axis(k.block_outer).from.at(0);
   if (block->axis != k.block_parent)
-    fail(g, "block parameter " + block->name + " splits another axis");
+    codegen_fail(g, "block parameter " + block->name + " splits another axis");
 
-  if (g.nodes.empty()) fail(g, "the kernel has no nodes");
+  if (g.nodes.empty()) codegen_fail(g, "the kernel has no nodes");
   k.nest = g.nodes[0].sched_axes;
   for (const auto& n : g.nodes) {
     if (reduce && n.sched_axes.size() > k.nest.size()) k.nest = n.sched_axes;
     if (!reduce && n.sched_axes != k.nest)
-      fail(g, "%" + n.name + " is not on the kernel's loop nest");
+      codegen_fail(g, "%" + n.name + " is not on the kernel's loop nest");
   }
   if (reduce && k.nest.size() >= 3) {
     // Row values run on [block_outer, block_inner] (+ the vectorized axis for reduce_outer).
@@ -90,10 +83,10 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
     if (s.family == ascir::ScheduleFamily::ReduceOuter) row.push_back(k.nest.back());
     for (const auto& n : g.nodes)
       if (n.sched_axes != k.nest && n.sched_axes != row)
-        fail(g, "%" + n.name + " is neither on the row nest nor on the full loop nest");
+        codegen_fail(g, "%" + n.name + " is neither on the row nest nor on the full loop nest");
   }
   if (k.nest.size() < 2 || k.nest.front() != k.block_outer || k.nest.back() != k.vec)
-    fail(g, "the loop nest must start at the block axis and end at the vectorized axis");
+    codegen_fail(g, "the loop nest must start at the block axis and end at the vectorized axis");
 
   std::set<std::string> all;
   for (const auto& sname : g.size_symbols()) all.insert(sname);
@@ -102,7 +95,7 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
   std::set<std::string> vars;
   for (const auto& sname : all) {
     std::string var = "sym_" + c_ident(sname);
-    if (!vars.insert(var).second) fail(g, "size symbols collide as C name " + var);
+    if (!vars.insert(var).second) codegen_fail(g, "size symbols collide as C name " + var);
     k.sym_var[sname] = var;
     if (sname != k.tile_param && sname != k.block_param) k.size_symbols.push_back(sname);
   }
