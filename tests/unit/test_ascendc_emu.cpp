@@ -227,8 +227,10 @@ TEST(AscendcEmu, ReportsACopyBeyondItsGlobalBuffer) {
     g.SetGlobalBuffer(x.data(), 16);
     DataCopy(b.Get<float>(), g[8], 16);  // 8 left
     DataCopy(b.Get<float>(), g[16], 8);  // none left
+    EXPECT_EQ(g.GetValue(16), 0.0f);     // reported, not read
   });
-  ASSERT_EQ(v.size(), 2u) << joined(v);
+  ASSERT_EQ(v.size(), 3u) << joined(v);
+  EXPECT_NE(v[2].find("GlobalTensor::GetValue: index 16 of 16 elements"), std::string::npos);
   EXPECT_NE(v[0].find("source: 16 elements beyond its global buffer of 8"), std::string::npos);
   EXPECT_NE(v[1].find("source: 8 elements beyond its global buffer of 0"), std::string::npos);
 }

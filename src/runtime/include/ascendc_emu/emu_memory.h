@@ -137,12 +137,20 @@ class GlobalTensor {
     return t;
   }
   uint64_t GetSize() const { return size_; }
-  T GetValue(uint64_t i) const { return data_[i]; }
-  void SetValue(uint64_t i, T v) const { data_[i] = v; }
+  T GetValue(uint64_t i) const { return in_bounds("GlobalTensor::GetValue", i) ? data_[i] : T(); }
+  void SetValue(uint64_t i, T v) const {
+    if (in_bounds("GlobalTensor::SetValue", i)) data_[i] = v;
+  }
   T* emu_data() const { return data_; }
   bool emu_sized() const { return sized_; }  // whether accesses are checked against GetSize()
 
  private:
+  bool in_bounds(const char* call, uint64_t i) const {
+    if (!sized_ || i < size_) return true;
+    emu::report(call, "index " + std::to_string(i) + " of " + std::to_string(size_) + " elements");
+    return false;
+  }
+
   T* data_ = nullptr;
   uint64_t size_ = 0;
   bool sized_ = false;
