@@ -9,7 +9,6 @@ namespace af::schedule {
 
 Target Target::host_cpu() {
   Target t;
-  t.name = "cpu";
   __builtin_cpu_init();
   bool fma_f16c = __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   t.avx512_bf16 = __builtin_cpu_supports("avx512bf16");

@@ -23,7 +23,6 @@ const std::vector<Isa>& all_isas();
 /// Cores, tile buffer ("UB") budget, alignment and vector width. For the CPU the UB is a per-core
 /// cache budget and the vector width comes from the host ISA.
 struct Target {
-  std::string name = "cpu";
   Isa isa = Isa::Avx2;
   bool avx512_bf16 = false;       // avx512 with AVX512_BF16: one instruction rounds f32 to bf16
   int64_t cores = 1;              // default; the runtime passes the live thread count
