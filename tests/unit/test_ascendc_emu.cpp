@@ -101,6 +101,14 @@ TEST(AscendcEmu, ReportsAnUnalignedDataCopy) {
             "moves only whole blocks; use DataCopyPad)");
 }
 
+TEST(AscendcEmu, KeepsTheFirstThousandReports) {
+  auto v = violations_of([] {
+    for (int i = 0; i < 1500; ++i) emu::report("Call", "rule");
+  });
+  ASSERT_EQ(v.size(), 1001u);
+  EXPECT_EQ(v.back(), "... and 500 more reports");
+}
+
 TEST(AscendcEmu, ReportsAUbOverflow) {
   auto v = violations_of([] {
     TPipe pipe;

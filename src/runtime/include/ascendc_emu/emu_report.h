@@ -10,7 +10,7 @@
 namespace AscendC {
 namespace emu {
 
-/// The block this thread runs: set by the launcher (run_blocks) around each block.
+/// The block this thread runs: set around each block (emu_launch.h).
 struct BlockContext {
   const char* kernel = "?";
   int64_t block_idx = 0;
@@ -22,10 +22,12 @@ inline BlockContext& block_context() {
   return c;
 }
 
-/// The process's violation log.
+/// The process's violation log: the first kMaxLines reports, and how many more there were.
 struct ReportLog {
+  static constexpr size_t kMaxLines = 1000;
   std::mutex mu;
   std::vector<std::string> lines;
+  size_t dropped = 0;
 };
 
 inline ReportLog& report_log() {
@@ -40,7 +42,10 @@ inline void report(const char* call, const std::string& rule) {
                      ": " + call + ": " + rule;
   ReportLog& log = report_log();
   std::lock_guard<std::mutex> lock(log.mu);
-  log.lines.push_back(std::move(line));
+  if (log.lines.size() < ReportLog::kMaxLines)
+    log.lines.push_back(std::move(line));
+  else
+    ++log.dropped;
 }
 
 /// Every violation since the last take_violations(), which clears the log.
@@ -49,6 +54,8 @@ inline std::vector<std::string> take_violations() {
   std::lock_guard<std::mutex> lock(log.mu);
   std::vector<std::string> out;
   out.swap(log.lines);
+  if (log.dropped) out.push_back("... and " + std::to_string(log.dropped) + " more reports");
+  log.dropped = 0;
   return out;
 }
 
