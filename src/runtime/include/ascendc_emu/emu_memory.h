@@ -177,6 +177,13 @@ class TQue {
   void emu_bind(TPipe* pipe, emu::QueueState* q) { pipe_ = pipe, q_ = q; }
 
  private:
+  /// Slot `s` as a tensor.
+  template <typename T>
+  LocalTensor<T> slot_tensor(int s) const;
+  /// The state of the slot `t` came from; nullptr (reported as `call`) when not this queue's.
+  template <typename T>
+  emu::SlotState* owned_slot(const char* call, const LocalTensor<T>& t) const;
+
   TPipe* pipe_ = nullptr;
   emu::QueueState* q_ = nullptr;
 };
@@ -278,55 +285,8 @@ class TPipe {
 
 template <TPosition pos, int32_t depth>
 template <typename T>
-LocalTensor<T> TQue<pos, depth>::AllocTensor() {
+LocalTensor<T> TQue<pos, depth>::slot_tensor(int s) const {
   LocalTensor<T> t;
-  if (!q_) {
-    emu::report("TQue::AllocTensor", "the queue has no buffer (InitBuffer failed or missing)");
-    return t;
-  }
-  for (size_t s = 0; s < q_->slots.size(); ++s) {
-    if (q_->slots[s] != emu::SlotState::Free) continue;
-    q_->slots[s] = emu::SlotState::Allocated;
-    uint32_t off = q_->base + static_cast<uint32_t>(s) * q_->len;
-    t.emu_bind(reinterpret_cast<T*>(pipe_->emu_ub() + off), off, q_->len / sizeof(T), q_,
-               static_cast<int>(s));
-    return t;
-  }
-  emu::report("TQue::AllocTensor", "all " + std::to_string(q_->slots.size()) +
-                                       " buffers of the queue are allocated (not freed)");
-  return t;
-}
-
-template <TPosition pos, int32_t depth>
-template <typename T>
-void TQue<pos, depth>::EnQue(const LocalTensor<T>& t) {
-  if (!q_ || t.emu_queue() != q_ || t.emu_slot() < 0) {
-    emu::report("TQue::EnQue", "the tensor was not allocated from this queue");
-    return;
-  }
-  emu::SlotState& s = q_->slots[t.emu_slot()];
-  if (s != emu::SlotState::Allocated) {
-    emu::report("TQue::EnQue", "the tensor is not freshly allocated (enqueued twice or freed)");
-    return;
-  }
-  if (static_cast<int32_t>(q_->fifo.size()) >= depth)
-    emu::report("TQue::EnQue",
-                "more than the queue depth " + std::to_string(depth) + " tensors enqueued at once");
-  s = emu::SlotState::Enqueued;
-  q_->fifo.push_back(t.emu_slot());
-}
-
-template <TPosition pos, int32_t depth>
-template <typename T>
-LocalTensor<T> TQue<pos, depth>::DeQue() {
-  LocalTensor<T> t;
-  if (!q_ || q_->fifo.empty()) {
-    emu::report("TQue::DeQue", "no tensor is enqueued (DeQue without EnQue)");
-    return t;
-  }
-  int s = q_->fifo.front();
-  q_->fifo.pop_front();
-  q_->slots[s] = emu::SlotState::Dequeued;
   uint32_t off = q_->base + static_cast<uint32_t>(s) * q_->len;
   t.emu_bind(reinterpret_cast<T*>(pipe_->emu_ub() + off), off, q_->len / sizeof(T), q_, s);
   return t;
@@ -334,21 +294,72 @@ LocalTensor<T> TQue<pos, depth>::DeQue() {
 
 template <TPosition pos, int32_t depth>
 template <typename T>
-void TQue<pos, depth>::FreeTensor(const LocalTensor<T>& t) {
-  if (!q_ || t.emu_queue() != q_ || t.emu_slot() < 0) {
-    emu::report("TQue::FreeTensor", "the tensor was not allocated from this queue");
+emu::SlotState* TQue<pos, depth>::owned_slot(const char* call, const LocalTensor<T>& t) const {
+  if (q_ && t.emu_queue() == q_ && t.emu_slot() >= 0) return &q_->slots[t.emu_slot()];
+  emu::report(call, "the tensor was not allocated from this queue");
+  return nullptr;
+}
+
+template <TPosition pos, int32_t depth>
+template <typename T>
+LocalTensor<T> TQue<pos, depth>::AllocTensor() {
+  if (!q_) {
+    emu::report("TQue::AllocTensor", "the queue has no buffer (InitBuffer failed or missing)");
+    return {};
+  }
+  for (size_t s = 0; s < q_->slots.size(); ++s) {
+    if (q_->slots[s] != emu::SlotState::Free) continue;
+    q_->slots[s] = emu::SlotState::Allocated;
+    return slot_tensor<T>(static_cast<int>(s));
+  }
+  emu::report("TQue::AllocTensor", "all " + std::to_string(q_->slots.size()) +
+                                       " buffers of the queue are allocated (not freed)");
+  return {};
+}
+
+template <TPosition pos, int32_t depth>
+template <typename T>
+void TQue<pos, depth>::EnQue(const LocalTensor<T>& t) {
+  emu::SlotState* s = owned_slot("TQue::EnQue", t);
+  if (!s) return;
+  if (*s != emu::SlotState::Allocated) {
+    emu::report("TQue::EnQue", "the tensor is not freshly allocated (enqueued twice or freed)");
     return;
   }
-  emu::SlotState& s = q_->slots[t.emu_slot()];
-  if (s == emu::SlotState::Free) {
+  if (static_cast<int32_t>(q_->fifo.size()) >= depth)
+    emu::report("TQue::EnQue",
+                "more than the queue depth " + std::to_string(depth) + " tensors enqueued at once");
+  *s = emu::SlotState::Enqueued;
+  q_->fifo.push_back(t.emu_slot());
+}
+
+template <TPosition pos, int32_t depth>
+template <typename T>
+LocalTensor<T> TQue<pos, depth>::DeQue() {
+  if (!q_ || q_->fifo.empty()) {
+    emu::report("TQue::DeQue", "no tensor is enqueued (DeQue without EnQue)");
+    return {};
+  }
+  int s = q_->fifo.front();
+  q_->fifo.pop_front();
+  q_->slots[s] = emu::SlotState::Dequeued;
+  return slot_tensor<T>(s);
+}
+
+template <TPosition pos, int32_t depth>
+template <typename T>
+void TQue<pos, depth>::FreeTensor(const LocalTensor<T>& t) {
+  emu::SlotState* s = owned_slot("TQue::FreeTensor", t);
+  if (!s) return;
+  if (*s == emu::SlotState::Free) {
     emu::report("TQue::FreeTensor", "the tensor is already free (freed twice)");
     return;
   }
-  if (s == emu::SlotState::Enqueued) {
+  if (*s == emu::SlotState::Enqueued) {
     emu::report("TQue::FreeTensor", "the tensor is still enqueued (free it after DeQue)");
     return;
   }
-  s = emu::SlotState::Free;
+  *s = emu::SlotState::Free;
 }
 
 template <TPosition pos>
