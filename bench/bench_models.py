@@ -12,6 +12,9 @@ opt are there to check that the compiler, not the benchmark, improved). Configs:
            gradients are compared with eager's)
   small    fp32 inference at batch 1, sequence 32 (one image for ViT): the small shapes where
            per-op overhead dominates
+  frozen   small, with Inductor told the parameters are constants (its `freezing`: weights
+           constant-folded and prepacked, writes to them no longer seen) against autofuse's
+           default (packed weights kept while no write reaches them)
   dynamic  fp32 inference compiled with dynamic=True over several sequence lengths: compiles
            and C++ compiles counted per length, each length timed against the static compile
 
@@ -61,7 +64,7 @@ import autofuse  # noqa: E402
 import breakdown  # noqa: E402
 import models  # noqa: E402
 
-CONFIGS = ("fp32", "bf16", "train", "small", "dynamic")
+CONFIGS = ("fp32", "bf16", "train", "small", "frozen", "dynamic")
 VARIANTS = ("eager", "inductor", "autofuse")
 DYNAMIC_SEQS = (64, 100, 128, 77, 32)  # the first two compile; the rest must not
 DYNAMIC_BATCHES = (2, 3, 5, 4, 6)  # an image model's (batch 1 would specialize)
@@ -153,7 +156,7 @@ def setup(name: str, config: str) -> Tuple[Dict[str, torch.nn.Module], Dict[str,
         for p in base.parameters():
             p.requires_grad_(True)
     batch, seq = models.default_shape(name)
-    if config == "small":
+    if config in ("small", "frozen"):
         batch, seq = 1, 32
     kw = models.example_inputs(name, batch, seq)
     kw = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in kw.items()}
@@ -166,7 +169,8 @@ def run_case(name: str, config: str, with_breakdown: bool) -> Case:
     torch._dynamo.reset()
     mods, kw, _ = setup(name, config)
     train = config == "train"
-    fns = {v: compiled_fn(v, dynamic=False) for v in VARIANTS}
+    options = {"freezing": True} if config == "frozen" else None  # Inductor's
+    fns = {v: compiled_fn(v, dynamic=False, options=options if v == "inductor" else None) for v in VARIANTS}
     ctx = torch.enable_grad if train else torch.no_grad
 
     def call(v: str) -> torch.Tensor:
@@ -206,7 +210,7 @@ def run_case(name: str, config: str, with_breakdown: bool) -> Case:
     case.speedups = {v: paired_ratio(samples, v, "autofuse") for v in VARIANTS}
     if with_breakdown:
         progress(f"{name} {config}: profiling")
-        prof_fns = dict(timed, inductor=breakdown.profiled_inductor(forward, mods["inductor"], kw, train, ctx))
+        prof_fns = dict(timed, inductor=breakdown.profiled_inductor(forward, mods["inductor"], kw, train, ctx, options))
         case.breakdown = breakdown.report(f"{name} {config}", prof_fns)
     return case
 

@@ -41,10 +41,11 @@ MIN_PAIRS, MAX_PAIRS = 15, 60
 _INDUCTOR_KERNEL = re.compile(r"cpp_fused_(.*?)(_\d+)?$")
 
 
-def profiled_inductor(forward: Callable, module: torch.nn.Module, kw: dict, train: bool, ctx: Callable) -> Callable:
+def profiled_inductor(forward: Callable, module: torch.nn.Module, kw: dict, train: bool, ctx: Callable,
+                      options: Optional[dict] = None) -> Callable:
     """An Inductor compile of forward with kernel profiling on (its kernels become profiler
-    events); compiled here, on a call that is not timed."""
-    fn = torch.compile(forward, options={"cpp.enable_kernel_profile": True})
+    events) and `options`; compiled here, on a call that is not timed."""
+    fn = torch.compile(forward, options={"cpp.enable_kernel_profile": True, **(options or {})})
 
     def call() -> torch.Tensor:
         with ctx():

@@ -19,7 +19,7 @@ import itertools
 import os
 import time
 import weakref
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
 from torch._dynamo.backends.common import aot_autograd
@@ -159,7 +159,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
         gm = bias_epilogue.move_bias_adds(constant_folding.fold_constants(gm))
-        tr = translate(gm, name, _packed_weights(config, tag, gm))
+        tr = translate(gm, name, *_packed_weights(config, tag, gm))
     except Exception as e:  # a frontend bug must not break the model
         return _fallback(rec, gm, f"translation to Graph IR failed: {type(e).__name__}: {e}", True)
     rec.translation = tr
@@ -218,15 +218,17 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     return make_boxed_func(runner)
 
 
-def _packed_weights(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) -> List[int]:
-    """The input positions of `gm` that hold parameters or buffers, whose linear layers run on
-    packed weights (packed_linear.py): AOTAutograd's static inputs of the forward; in a backward
-    graph the forward's static inputs it saved, which keep their forward names (`primals_3`).
-    A training graph packs only the dtypes whose Library pays for a repack every step
-    (Library.in_training). Empty when packing is off or unavailable, or in a torch.distributed
-    process (packed_linear.sees_every_write)."""
-    if not config.pack_weights or not packed_linear.available() or not packed_linear.sees_every_write():
-        return []
+def _packed_weights(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) -> Tuple[List[int], bool]:
+    """(the input positions of `gm` that hold parameters or buffers, whose linear layers run on
+    packed weights (packed_linear.py), whether those packs are kept across calls). The positions:
+    AOTAutograd's static inputs of the forward; in a backward graph the forward's static inputs
+    it saved, which keep their forward names (`primals_3`); only dtypes whose Library packs on
+    every call (Library.per_call_rows) unless packs are kept. Packs are kept in an inference
+    graph outside torch.distributed (packed_linear.sees_every_write). No positions when packing
+    is off or unavailable."""
+    if not config.pack_weights or not packed_linear.available():
+        return [], False
+    keep = tag == "inference" and packed_linear.sees_every_write()
     ctx = torch._guards.TracingContext.try_get()
     static = list(getattr(getattr(ctx, "fw_metadata", None), "static_input_indices", None) or [])
     inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -237,9 +239,9 @@ def _packed_weights(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) 
     def packs(k: int) -> bool:
         val = inputs[k].meta.get("val") if k < len(inputs) else None
         lib = packed_linear.libraries().get(val.dtype) if isinstance(val, torch.Tensor) else None
-        return lib is not None and (tag == "inference" or lib.in_training)
+        return lib is not None and (keep or lib.per_call_rows is not None)
 
-    return [k for k in static if packs(k)]
+    return [k for k in static if packs(k)], keep
 
 
 def fused_op_count(rec: GraphRecord) -> int:

@@ -32,9 +32,10 @@ class CompilerConfig:
                                             once per shape bucket and keeps the fastest in
                                             <cache dir>/tuning.txt (later runs reuse it); never
                                             changes results. Off by default.
-      pack_weights     AUTOFUSE_PACK_WEIGHTS linear layers run on oneDNN with each weight packed
-                                            once and repacked when its version counter moves
-                                            (packed_linear.py); on by default.
+      pack_weights     AUTOFUSE_PACK_WEIGHTS linear layers run on oneDNN/MKL with packed weights:
+                                            in inference kept across calls until a write reaches
+                                            the weight, in training packed per call where that
+                                            pays (packed_linear.py); on by default.
       isa              AUTOFUSE_ISA         the kernels' vector ISA: avx512, avx2 or scalar, one
                                             the host runs ("" = the host's best); a way to test
                                             every kernel path on one machine.

@@ -101,6 +101,7 @@ class _Builder:
         self.consts: Dict[Tuple[str, str], int] = {}
         self.values_of: Dict[torch.fx.Node, int] = {}  # values-only max/min.dim -> its reduce
         self.packable: Set[torch.fx.Node] = set()  # parameters whose linear layers run packed
+        self.keep_packs = False  # their packs are kept across calls (inference)
 
     def add(self, node: GNode, root_off: Size = 0) -> int:
         base = "".join(c if c.isalnum() or c in "_." else "_" for c in node.name) or "v"
@@ -202,17 +203,19 @@ class _Builder:
         return self.broadcast(self.cast(self.logical(fx), dtype, origin), shape, origin)
 
 
-def translate(gm: torch.fx.GraphModule, name: str, packed_weights: Sequence[int] = ()) -> Translation:
+def translate(gm: torch.fx.GraphModule, name: str, packed_weights: Sequence[int] = (),
+              keep_packs: bool = False) -> Translation:
     """Translates `gm` (an ATen FX graph with meta vals) into a Graph IR graph named `name`.
 
     An op the core declines as its kind (a broken Graph IR rule, a dtype the registry's row
     lacks, an empty reduction: _candidate_reason) becomes opaque with the core's reason. `packed_weights`: the positions of the inputs (parameters) whose linear layers run on
-    packed weights (packed_linear.py).
+    packed weights (packed_linear.py), kept across calls if `keep_packs` (an inference graph).
     """
     phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
     sources = SymbolSources(phs)
     b = _Builder(sources)
     b.packable = {phs[i] for i in packed_weights if i < len(phs)}
+    b.keep_packs = keep_packs
     placeholders: List[int] = []
     outputs: List[Tuple[bool, Any]] = []
     fusible = fx_ops = 0
@@ -278,7 +281,8 @@ def _opaque(b: _Builder, node: torch.fx.Node, val: Any, origin: str, reason: str
         run = make_call(node, b.reads())
     out_op = aten_table.OUT_VARIANTS.get(node.target)
     run_into = make_call(node, b.reads(), out_op) if out_op is not None else None
-    packed = packed_linear.packed_run(node, lambda a: b.fx_slot[a], b.packable, run, run_into) if b.packable else None
+    packed = (packed_linear.packed_run(node, lambda a: b.fx_slot[a], b.packable, run, run_into, b.keep_packs)
+              if b.packable else None)
     if packed is not None:
         run, run_into = packed
     tt = b.tensor_type(val, _offset(val))

@@ -1,4 +1,4 @@
-"""Linear layers on weights packed once, not on every call.
+"""Linear layers on packed weights: packed once for many calls where nothing writes the weight.
 
 A model's linear layers reach the executor as `addmm(bias, x, permute(W, [1, 0]))` or
 `mm(x, permute(W, [1, 0]))` (GPT-2's Conv1D: `addmm(bias, x, W)` with W stored [in, out]), where
@@ -24,21 +24,31 @@ made whole bf16 models slower at torch's default thread count. With AVX-512 BF16
 call on the transposed view, and oneDNN's reordered linear 0.96-0.99x its time at 512 rows and
 0.68-0.76x at 4-8 rows (2 threads, interleaved medians; the bf16 models' linears measured
 1.04-1.08x slower with the copy).
-GPT-2's Conv1D weights are [in, out] already and are not copied. In training graphs, where every
-step repacks, bf16 stays on ATen's call (BERT/Llama bf16 steps measured 0.98-1.0x with packing).
+GPT-2's Conv1D weights are [in, out] already and are not copied. A bf16 pack made on every call
+does not pay (1.0-3.4x ATen's time including the reorder at 32-2048 rows on Zen 4; BERT/Llama
+bf16 training steps measured 0.98-1.0x): bf16 packs only in inference graphs.
 fp16 stays on ATen's call (no AMX for it on these CPUs: the copy measured within noise).
 
-Packs are kept per step, keyed by W's storage pointer, layout and version counter: an optimizer
-step, `load_state_dict` or any in-place write through the parameter (or a `detach()` of it)
-bumps the version, and the next call repacks (a training step repacks once). Writes that keep
-the version are not seen: through `param.data` (a tensor with its own version counter), a NumPy
-view, or torch.distributed's sharding (FSDP's all-gather into the unsharded parameter runs under
-_unsafe_preserve_version_counter). So a torch.distributed process never packs
-(sees_every_write), and CompilerConfig(pack_weights=False) or AUTOFUSE_PACK_WEIGHTS=0 turns
-packing off for a model whose weights are written through `.data`. Checking the contents
-instead costs more than packing saves (comparing a 768x3072 fp32 weight: 1.8 ms; the packed
-linear at 32 rows saves 0.3 ms). Only graph inputs that are parameters or buffers
-(AOTAutograd's static inputs) are packed: an activation would be repacked on every call.
+An inference graph keeps each weight's pack across calls for as long as the weight provably
+holds what was packed: when packing, it takes a copy-on-write clone of the weight
+(torch._lazy_clone: no copy, the two share the storage). Any write to the weight through
+PyTorch, whichever tensor it goes through (the parameter, `param.data`, a `detach()`, an
+optimizer, `load_state_dict`, a NumPy view made after the pack), first gives the weight a
+private copy of its storage, so its address (const_data_ptr, which copies nothing) stops
+matching the clone's and the next call repacks; `param.data = t` changes it too. Checking costs
+two pointer reads a call; the price is paid by a writer: its first write after a pack copies the
+weight once (COW). Version counters would not do: `param.data` has its own, and
+torch.distributed's sharding writes under _unsafe_preserve_version_counter. Not seen: a write
+through a raw pointer taken before the pack (a NumPy view made earlier, ctypes), which bypasses
+PyTorch. A torch.distributed process keeps no packs (sees_every_write: its collectives write
+through the backend's pointers). A kept pack saved 0.31-0.91x of ATen's time for BERT's fp32
+linears at 1-512 rows on an AMD Zen 4 (2 threads).
+
+A training graph writes its weights every step, so it keeps nothing: it packs on each call
+where that pays by itself (Library.per_call_rows: fp32 from 512 rows, 0.76-0.94x ATen's addmm
+including the reorder at 512-2048 rows of BERT's weights, 1.0-2.9x slower at 1-128 rows, so
+those run ATen's call). Only graph inputs that are parameters or buffers (AOTAutograd's static
+inputs) are packed: an activation's pack would serve one call.
 """
 
 from __future__ import annotations
@@ -54,6 +64,7 @@ aten = torch.ops.aten
 _MAX_PACKS = 4  # packs kept per step (one per row count)
 LABEL = "autofuse::packed_linear"  # the torch.profiler event around a call on a pack
 _profiling = torch._C._autograd._profiler_enabled  # () -> whether a torch.profiler is recording
+_is_cow = torch._C._is_cow_tensor  # (tensor) -> whether its storage is copy-on-write
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +75,7 @@ class Library:
     call: Callable[..., torch.Tensor]  # (x [M, K], pack, weight [N, K], bias or None, rows) -> [M, N]
     call_into: Optional[Callable[..., torch.Tensor]] = None  # call's arguments, then out [M, N]
     per_rows: bool = True  # a pack serves only the row count it was made for
-    in_training: bool = True  # packing pays even when every training step changes the weight
+    per_call_rows: Optional[int] = 512  # fewest rows where a pack made for one call pays; None: never
 
 
 def _rows_major(w: torch.Tensor, rows: int) -> torch.Tensor:
@@ -105,7 +116,7 @@ def _onednn_linear(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Opti
 
 _MKL = Library(pack=_mkl_pack, call=_mkl_linear)
 _ONEDNN = Library(pack=_onednn_pack, call=_onednn_linear)
-_ROWS_MAJOR = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False, in_training=False)
+_ROWS_MAJOR = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False, per_call_rows=None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,7 +139,7 @@ CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
     torch.bfloat16: (
         Choice("AVX-512 BF16 without AMX (Zen 4)",
                lambda c: c["onednn"] and c["avx512_bf16"] and not c["amx_bf16"],
-               dataclasses.replace(_ONEDNN, in_training=False)),
+               dataclasses.replace(_ONEDNN, per_call_rows=None)),
         Choice("any other with oneDNN (AMX where it has it)", lambda c: c["onednn"], _ROWS_MAJOR),
     ),
 }
@@ -175,9 +186,9 @@ def available() -> bool:
 
 
 def sees_every_write() -> bool:
-    """Whether a parameter's version counter moves with every write to it in this process: not
-    once torch.distributed is initialized (FSDP and other sharding write unsharded parameters
-    keeping their versions)."""
+    """Whether every write to a parameter in this process goes through PyTorch, where a kept
+    pack's copy-on-write clone sees it: not once torch.distributed is initialized (collectives
+    write through the backend's pointers; FSDP's all-gather fills unsharded parameters)."""
     dist = torch.distributed
     return not (dist.is_available() and dist.is_initialized())
 
@@ -194,14 +205,25 @@ def _weight(mat2: Any, static: Collection[torch.fx.Node]) -> Optional[tuple]:
     return (mat2, transposed) if isinstance(mat2, torch.fx.Node) else None
 
 
+def _holds(w: torch.Tensor, clone: torch.Tensor) -> bool:
+    """Whether `w` still shares its storage with `clone` (torch._lazy_clone of it, never
+    written), in the same layout: no write through PyTorch has reached `w` since the clone.
+    Reads only pointers and sizes (const_data_ptr, unlike data_ptr, copies nothing)."""
+    return (_is_cow(w) and w.const_data_ptr() == clone.const_data_ptr() and w.shape == clone.shape
+            and w.stride() == clone.stride())
+
+
 def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], static: Collection[torch.fx.Node],
-               plain: Callable[[list], torch.Tensor], plain_into: Optional[Callable[[list, Any], torch.Tensor]]
+               plain: Callable[[list], torch.Tensor], plain_into: Optional[Callable[[list, Any], torch.Tensor]],
+               keep: bool = False
                ) -> Optional[Tuple[Callable[[list], torch.Tensor], Optional[Callable[[list, Any], torch.Tensor]]]]:
     """(env -> the node's value, (env, out) -> that value in `out` or None) through its dtype's
-    Library on a cached pack of its weight, for `addmm(bias[N], x, w)` (beta = alpha = 1) or
-    `mm(x, w)` whose `w` is a static input read as a linear weight (_weight); None for any
-    other node. A weight without a version counter (an inference-mode tensor) runs `plain` or
-    `plain_into`, the ATen call."""
+    Library, for `addmm(bias[N], x, w)` (beta = alpha = 1) or `mm(x, w)` whose `w` is a static
+    input read as a linear weight (_weight); None for any other node. `keep` (inference graphs):
+    the pack is kept across calls while the weight still shares its storage with the clone
+    taken when packing (_holds; a weight without a version counter, an inference-mode tensor,
+    runs `plain`); otherwise each call with at least Library.per_call_rows rows packs the weight
+    as it is now and the others run `plain` or `plain_into`, the ATen call."""
     if node.target == aten.addmm.default:
         if len(node.args) != 3 or any(node.kwargs.get(k, 1) != 1 for k in ("beta", "alpha")):
             return None
@@ -223,36 +245,50 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
     w_node, transposed = found
     w_slot, x_slot = slot_of(w_node), slot_of(x)
     b_slot = slot_of(bias) if bias is not None else None
-    packs: Dict[tuple, torch.Tensor] = {}  # (pointer, version, shape, strides, rows) -> pack
-    pack, per_rows = lib.pack, lib.per_rows
+    packs: Dict[Optional[int], Tuple[torch.Tensor, torch.Tensor]] = {}  # rows -> (clone of W, pack)
+    pack, per_rows, min_rows = lib.pack, lib.per_rows, lib.per_call_rows
+    if not keep and min_rows is None:
+        return None
 
-    def operands(env: list) -> tuple:
-        """(x, the pack, W as [N, K], bias or None, rows)."""
+    def operands(env: list) -> Optional[tuple]:
+        """(x, the pack, W as [N, K], bias or None, rows), or None where this call runs ATen's."""
         w, x_t = env[w_slot], env[x_slot]
         rows = x_t.shape[0]
-        key = (w.data_ptr(), w._version, w.shape, w.stride(), rows if per_rows else None)
         weight = w if transposed else w.t()  # [N, K]
-        p = packs.get(key)
-        if p is None:
-            if len(packs) >= _MAX_PACKS:
-                packs.clear()
-            p = packs[key] = pack(weight, rows)
+        if not keep:
+            if rows < min_rows:
+                return None
+            p = pack(weight, rows)
+        elif w.is_inference():
+            return None
+        else:
+            key = rows if per_rows else None
+            held = packs.get(key)
+            if held is not None and _holds(w, held[0]):
+                p = held[1]
+            else:
+                if len(packs) >= _MAX_PACKS:
+                    packs.clear()
+                p = pack(weight, rows)
+                packs[key] = (torch._lazy_clone(w.detach()), p)
         return x_t, p, weight, env[b_slot] if b_slot is not None else None, rows
 
     def run(env: list, call: Callable = lib.call) -> torch.Tensor:
-        if env[w_slot].is_inference():
+        args = operands(env)
+        if args is None:
             return plain(env)
         if _profiling():
             with torch.profiler.record_function(LABEL):
-                return call(*operands(env))
-        return call(*operands(env))
+                return call(*args)
+        return call(*args)
 
     def run_into(env: list, out: Any, call: Callable = lib.call_into) -> torch.Tensor:
-        if env[w_slot].is_inference():
+        args = operands(env)
+        if args is None:
             return plain_into(env, out)
         if _profiling():
             with torch.profiler.record_function(LABEL):
-                return call(*operands(env), out)
-        return call(*operands(env), out)
+                return call(*args, out)
+        return call(*args, out)
 
     return run, (run_into if lib.call_into is not None and plain_into is not None else None)
