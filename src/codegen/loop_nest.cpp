@@ -3,6 +3,7 @@
 
 #include <cctype>
 
+#include "ascir/printer.h"
 #include "graph/attr.h"
 #include "support/error.h"
 
@@ -19,6 +20,24 @@ std::string c_ident(const std::string& s) {
   std::string out = s;
   for (char& c : out)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  return out;
+}
+
+std::string kernel_c_name(const std::string& name) {
+  std::string out = c_ident(name);
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "k_" + out;
+  return out;
+}
+
+std::string ir_comment(const AscGraph& g) {
+  std::string text = ascir::print(g), out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += "// " + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
   return out;
 }
 
@@ -105,6 +124,44 @@ KernelContext analyze_kernel(const AscGraph& g, const std::string& c_name) {
   }
   if (reduce) k.plan = schedule::plan_reduce(g);
   return k;
+}
+
+std::string loop_extent(const KernelContext& k, IndexDeriver& idx, int a) {
+  const AscGraph& g = *k.g;
+  const auto& ax = g.axis(a);
+  if ((ax.kind != AxisKind::TileInner && ax.kind != AxisKind::BlockInner) || ax.from.size() != 1)
+    return size_var(a);
+  int parent = ax.from[0];
+  AxisKind outer_kind = ax.kind == AxisKind::TileInner ? AxisKind::TileOuter : AxisKind::BlockOuter;
+  for (const auto& o : g.axes)
+    if (o.kind == outer_kind && o.from.size() == 1 && o.from[0] == parent) {
+      auto oi = idx.get(o.id);
+      if (!oi)
+        codegen_fail(g, "cannot derive the index of axis " + o.name + " at the loop of " + ax.name);
+      return "af_min(" + size_var(a) + ", " + size_var(parent) + " - " + *oi + " * " + size_var(a) +
+             ")";
+    }
+  return size_var(a);
+}
+
+std::string tile_base_offset(const KernelContext& k, IndexDeriver& idx, const AscNode& n) {
+  const AscGraph& g = *k.g;
+  std::string e = cpp_expr(k, n.out.offset);
+  for (size_t d = 0; d < n.out.axes.size(); ++d) {
+    int a = n.out.axes[d];
+    if (n.out.strides[d] == sym::Expr(0)) continue;
+    auto i = idx.get(a);
+    if (!i)
+      codegen_fail(g, "%" + n.name + ": cannot derive the index of axis " + g.axis(a).name +
+                          " from the loop nest");
+    bool linear = a == k.vec || idx.split_with_inner(a, k.vec);
+    if (idx.uses_vec(a) && !linear)
+      codegen_fail(
+          g, "%" + n.name + ": axis " + g.axis(a).name + " is not linear in the vectorized axis");
+    if (*i == "0") continue;
+    e += " + " + *i + " * " + cpp_expr(k, n.out.strides[d]);
+  }
+  return e;
 }
 
 }  // namespace af::codegen

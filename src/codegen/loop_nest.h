@@ -20,6 +20,14 @@ namespace af::codegen {
 /// `s` with every character outside [A-Za-z0-9_] replaced by '_'.
 std::string c_ident(const std::string& s);
 
+/// A C identifier for kernel name `name` ([A-Za-z0-9_.]+ in the IR): '_' for other
+/// characters, "k_" in front of a leading digit.
+std::string kernel_c_name(const std::string& name);
+
+/// The printed AscIR of `g` as a block of `// ` comment lines, so a source says what it
+/// implements.
+std::string ir_comment(const ascir::AscGraph& g);
+
 /// The `index` attribute of a data/output node as text ("?" when absent).
 std::string index_attr(const ascir::AscNode& n);
 
@@ -77,5 +85,15 @@ class IndexDeriver {
   std::map<int, bool> uses_vec_;
   std::set<int> visiting_;
 };
+
+/// Loop extent of axis `a` as C: its size, or for the inner part of a block or tile split what
+/// is left of the parent after the outer part's index, `af_min(size, parent - outer * size)`
+/// (every emitted source defines af_min).
+std::string loop_extent(const KernelContext& k, IndexDeriver& idx, int a);
+
+/// Element offset (C) of data/store node `n` where the vectorized index is 0 and the other
+/// axes are at the indices `idx` knows. Fails naming `n` when an axis index cannot be derived
+/// or depends on the vectorized index other than linearly.
+std::string tile_base_offset(const KernelContext& k, IndexDeriver& idx, const ascir::AscNode& n);
 
 }  // namespace af::codegen

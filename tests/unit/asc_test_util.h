@@ -135,17 +135,22 @@ class AscBuilder {
   int64_t num_inputs_ = 0, num_outputs_ = 0;
 };
 
-/// An emitted source compiled with cpu_compile_flags into a shared object and loaded.
+/// An emitted source compiled into a shared object and loaded: with cpu_compile_flags, or with
+/// `flags` and `libs` (for another emitter; -I runtime/include is always given).
 class KernelLib {
  public:
-  KernelLib(const codegen::EmittedSource& src, const schedule::Target& t) : src_(src) {
+  KernelLib(const codegen::EmittedSource& src, const schedule::Target& t)
+      : KernelLib(src, codegen::cpu_compile_flags(t), codegen::cpu_link_libs(t)) {}
+  KernelLib(const codegen::EmittedSource& src, const std::vector<std::string>& flags,
+            const std::vector<std::string>& libs)
+      : src_(src) {
     char tmpl[] = "/tmp/af_codegen_test_XXXXXX";
     dir_ = mkdtemp(tmpl);
     std::ofstream(dir_ + "/k.cpp") << src.code;
     std::string cmd = "g++";
-    for (const auto& f : codegen::cpu_compile_flags(t)) cmd += " " + f;
+    for (const auto& f : flags) cmd += " " + f;
     cmd += " -I" AUTOFUSE_SOURCE_INCLUDE_DIR " " + dir_ + "/k.cpp -o " + dir_ + "/k.so";
-    for (const auto& l : codegen::cpu_link_libs(t)) cmd += " -l" + l;
+    for (const auto& l : libs) cmd += " -l" + l;
     cmd += " 2> " + dir_ + "/err.txt";
     if (std::system(cmd.c_str()) != 0) {
       std::ifstream err(dir_ + "/err.txt");

@@ -15,27 +15,6 @@
 namespace af::codegen {
 namespace {
 
-/// A C identifier for kernel name `name` ([A-Za-z0-9_.]+ in the IR).
-std::string kernel_c_name(const std::string& name) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "k_" + out;
-  return out;
-}
-
-/// The scheduled AscIR as a comment block, so a dumped source says what it implements.
-std::string ir_comment(const ascir::AscGraph& g) {
-  std::string text = ascir::print(g), out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    out += "// " + text.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  return out;
-}
-
 /// The source of one scheduled loop nest: its TilingData, tiling and kernel functions.
 EmittedKernel emit_nest(const ascir::AscGraph& g, const schedule::Target& t, std::string* code) {
   const int64_t lanes = schedule::vector_lanes(t);

@@ -132,45 +132,7 @@ class KernelPrinter {
     for (; depth > 1; --depth) line(depth - 1, "}");
   }
 
-  /// Loop extent of axis `a`: its size, or for the inner part of a split what is left of the
-  /// parent after the outer part's index.
-  std::string extent(IndexDeriver& idx, int a) {
-    const auto& ax = g_.axis(a);
-    if ((ax.kind != AxisKind::TileInner && ax.kind != AxisKind::BlockInner) || ax.from.size() != 1)
-      return size_var(a);
-    int parent = ax.from[0];
-    AxisKind outer_kind =
-        ax.kind == AxisKind::TileInner ? AxisKind::TileOuter : AxisKind::BlockOuter;
-    for (const auto& o : g_.axes)
-      if (o.kind == outer_kind && o.from.size() == 1 && o.from[0] == parent) {
-        auto oi = idx.get(o.id);
-        if (!oi)
-          fail(g_, "cannot derive the index of axis " + o.name + " at the loop of " + ax.name);
-        return "af_min(" + size_var(a) + ", " + size_var(parent) + " - " + *oi + " * " +
-               size_var(a) + ")";
-      }
-    return size_var(a);
-  }
-
-  /// Base offset of a data/store tensor in this tile (vectorized index 0), in elements.
-  std::string base_offset(IndexDeriver& idx, const AscNode& n) {
-    std::string e = cpp_expr(k_, n.out.offset);
-    for (size_t d = 0; d < n.out.axes.size(); ++d) {
-      int a = n.out.axes[d];
-      if (n.out.strides[d] == sym::Expr(0)) continue;
-      auto i = idx.get(a);
-      if (!i)
-        fail(g_, "%" + n.name + ": cannot derive the index of axis " + g_.axis(a).name +
-                     " from the loop nest");
-      bool linear = a == k_.vec || idx.split_with_inner(a, k_.vec);
-      if (idx.uses_vec(a) && !linear)
-        fail(g_,
-             "%" + n.name + ": axis " + g_.axis(a).name + " is not linear in the vectorized axis");
-      if (*i == "0") continue;
-      e += " + " + *i + " * " + cpp_expr(k_, n.out.strides[d]);
-    }
-    return e;
-  }
+  std::string extent(IndexDeriver& idx, int a) { return loop_extent(k_, idx, a); }
 
   void emit_bases(IndexDeriver& idx, int depth) {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
@@ -178,7 +140,7 @@ class KernelPrinter {
       bool loaded = n.op == "data" && std::any_of(users_[i].begin(), users_[i].end(),
                                                   [&](int u) { return g_.nodes[u].op == "load"; });
       if (!loaded && n.op != "store") continue;
-      std::string base = base_offset(idx, n);
+      std::string base = tile_base_offset(k_, idx, n);
       std::string t = elem(n.out.dtype);
       if (n.op == "data") {
         line(depth, "const " + t + "* p" + std::to_string(i) + " = in" + index_attr(n) + " + (" +

@@ -147,22 +147,7 @@ class ReducePrinter {
       if (!inner_) reduced_loops_.push_back(k_.nest[d]);
   }
 
-  /// Loop extent of a block_inner / tile_inner axis: what is left of its parent.
-  std::string extent(IndexDeriver& idx, int a) {
-    const auto& ax = g_.axis(a);
-    int parent = ax.from.at(0);
-    ascir::AxisKind outer_kind = ax.kind == ascir::AxisKind::TileInner
-                                     ? ascir::AxisKind::TileOuter
-                                     : ascir::AxisKind::BlockOuter;
-    for (const auto& o : g_.axes)
-      if (o.kind == outer_kind && o.from.size() == 1 && o.from[0] == parent) {
-        auto oi = idx.get(o.id);
-        if (!oi) codegen_fail(g_, "cannot derive the index of axis " + o.name);
-        return "af_min(" + size_var(a) + ", " + size_var(parent) + " - " + *oi + " * " +
-               size_var(a) + ")";
-      }
-    return size_var(a);
-  }
+  std::string extent(IndexDeriver& idx, int a) { return loop_extent(k_, idx, a); }
 
   /// Element offset of a data/store tensor at the start of this row (reduced indices 0).
   void emit_bases(IndexDeriver& idx, int depth) {

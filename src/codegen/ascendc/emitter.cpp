@@ -1,0 +1,589 @@
+// The Ascend C emitter (emitter.h): per elementwise kernel its TilingData, host tiling function,
+// `__aicore__` kernel (CopyIn -> Compute -> CopyOut per UB tile) and the emulation's ABI adaptor.
+#include "codegen/ascendc/emitter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <string_view>
+
+#include "codegen/loop_nest.h"
+#include "graph/op_registry.h"
+#include "support/error.h"
+
+namespace af::codegen {
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscNode;
+
+constexpr int64_t kRepeat = 64;  // f32 elements of one 256-byte vector repeat: the tile unit
+
+/// One row of the op table: the vector API calls computing the op into {d} from operands {0},
+/// {1} over {n} elements, in f32 (docs/ascendc.md "Compute").
+struct OpRule {
+  std::string_view op;
+  std::vector<std::string_view> calls;
+};
+
+const std::vector<OpRule>& op_rules() {
+  static const std::vector<OpRule> rules = {
+      {"add", {"Add({d}, {0}, {1}, {n})"}},
+      {"sub", {"Sub({d}, {0}, {1}, {n})"}},
+      {"mul", {"Mul({d}, {0}, {1}, {n})"}},
+      {"div", {"Div({d}, {0}, {1}, {n})"}},
+      {"neg", {"Muls({d}, {0}, -1.0f, {n})"}},
+      {"abs", {"Abs({d}, {0}, {n})"}},
+      {"reciprocal", {"Reciprocal({d}, {0}, {n})"}},
+      {"exp", {"Exp({d}, {0}, {n})"}},
+      {"log", {"Ln({d}, {0}, {n})"}},
+      {"sqrt", {"Sqrt({d}, {0}, {n})"}},
+      {"rsqrt", {"Rsqrt({d}, {0}, {n})"}},
+      {"relu", {"Relu({d}, {0}, {n})"}},
+      {"cube", {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {0}, {n})"}},
+      {"pow4", {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {d}, {n})"}},
+      {"rsquare", {"Mul({d}, {0}, {0}, {n})", "Reciprocal({d}, {d}, {n})"}},
+      {"sigmoid",
+       {"Muls({d}, {0}, -1.0f, {n})", "Exp({d}, {d}, {n})", "Adds({d}, {d}, 1.0f, {n})",
+        "Reciprocal({d}, {d}, {n})"}},
+      {"silu",
+       {"Muls({d}, {0}, -1.0f, {n})", "Exp({d}, {d}, {n})", "Adds({d}, {d}, 1.0f, {n})",
+        "Reciprocal({d}, {d}, {n})", "Mul({d}, {0}, {d}, {n})"}},
+  };
+  return rules;
+}
+
+const OpRule* find_rule(const std::string& op) {
+  for (const OpRule& r : op_rules())
+    if (r.op == op) return &r;
+  return nullptr;
+}
+
+/// Ascend C's element type of a dtype a kernel moves ("" for one it does not).
+std::string_view device_type(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F16: return "half";
+    case DType::BF16: return "bfloat16_t";
+    default: return "";
+  }
+}
+
+/// An f32 C literal for `v`, exact (hexadecimal); "" for inf/NaN.
+std::string float_literal(double v) {
+  float f = static_cast<float>(v);
+  if (!std::isfinite(f)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%af", static_cast<double>(f));
+  return buf;
+}
+
+double scalar_value(const AscNode& n) {
+  auto it = n.attrs.find("value");
+  if (it != n.attrs.end() && std::holds_alternative<double>(it->second))
+    return std::get<double>(it->second);
+  if (it != n.attrs.end() && std::holds_alternative<int64_t>(it->second))
+    return static_cast<double>(std::get<int64_t>(it->second));
+  return NAN;
+}
+
+/// Coefficient of the vectorized index in data/store node n's element offset.
+sym::Expr lane_stride(const KernelContext& k, const AscNode& n) {
+  sym::Expr s = 0;
+  for (size_t d = 0; d < n.out.axes.size(); ++d)
+    if (n.out.axes[d] == k.vec || n.out.axes[d] == k.vec_parent) s = s + n.out.strides[d];
+  return s;
+}
+
+/// The node-level reason (see ascendc_reason) or "".
+std::string node_reason(const KernelContext& k, const AscNode& n) {
+  const std::string what = "%" + n.name + " (" + n.op + ")";
+  if (n.op == "output") return "";
+  if (device_type(n.out.dtype).empty())
+    return what + ": dtype " + std::string(dtype_name(n.out.dtype)) + " has no Ascend C mapping";
+  if (n.op == "data" || n.op == "store") {
+    sym::Expr s = lane_stride(k, n);
+    if (s != sym::Expr(1) && !(n.op == "data" && s == sym::Expr(0)))
+      return what + ": stride " + s.str() + " along the vectorized axis (a gather/scatter)";
+    return "";
+  }
+  if (n.op == "load" || n.op == "broadcast") return "";
+  if (n.op == "scalar")
+    return float_literal(scalar_value(n)).empty() ? what + ": a non-finite constant" : "";
+  if (n.op == "cast") return "";
+  if (!find_rule(n.op)) return what + ": no Ascend C mapping for this op";
+  return "";
+}
+
+/// Prints the kernel, its TilingData and tiling function, and the ABI adaptor of one kernel.
+class KernelPrinter {
+ public:
+  KernelPrinter(const KernelContext& k, const schedule::Target& t) : k_(k), g_(*k.g), t_(t) {}
+
+  std::string print() {
+    plan();
+    std::string out = "\n// ---- kernel " + k_.name + " ----\n" + ir_comment(g_);
+    out += tiling_data() + "\n" + tiling_function() + "\n";
+    lines_.clear();
+    kernel();
+    for (const auto& l : lines_) out += l + "\n";
+    return out + adaptor();
+  }
+
+ private:
+  void line(int depth, const std::string& s) { lines_.push_back(std::string(2 * depth, ' ') + s); }
+  std::string num(size_t i) const { return std::to_string(i); }
+
+  /// Per node: users, the buffer holding its f32 value (own scratch slot, or an alias), and
+  /// the UB bytes per tile element every buffer costs.
+  void plan() {
+    size_t n = g_.nodes.size();
+    users_.assign(n, {});
+    var_.assign(n, "");
+    invariant_.assign(n, false);
+    for (size_t i = 0; i < n; ++i)
+      for (int in : g_.nodes[i].inputs) users_[in].push_back(static_cast<int>(i));
+    for (size_t i = 0; i < n; ++i) {
+      const AscNode& node = g_.nodes[i];
+      if (node.op == "data") {
+        bool loaded = std::any_of(users_[i].begin(), users_[i].end(),
+                                  [&](int u) { return g_.nodes[u].op == "load"; });
+        if (!loaded) continue;
+        if (lane_stride(k_, node) == sym::Expr(1)) {
+          queued_.push_back(static_cast<int>(i));
+          bytes_per_element_ += dtype_size(node.out.dtype) * in_slots();
+        } else {
+          broadcast_.push_back(static_cast<int>(i));
+        }
+      } else if (node.op == "store") {
+        stores_.push_back(static_cast<int>(i));
+        bytes_per_element_ += dtype_size(node.out.dtype) * 2;
+      } else if (node.op == "broadcast" || (node.op == "cast" && !rounds(static_cast<int>(i)))) {
+        var_[i] = var_[node.inputs[0]];
+        invariant_[i] = invariant_[node.inputs[0]];
+      } else if (node.op == "load" && g_.nodes[node.inputs[0]].out.dtype == DType::F32 &&
+                 lane_stride(k_, g_.nodes[node.inputs[0]]) == sym::Expr(1)) {
+        var_[i] = "x" + num(node.inputs[0]);  // the dequeued tile itself
+      } else if (node.op != "output") {
+        var_[i] = "v" + num(scratch_++);
+        invariant_[i] =
+            node.op == "scalar" || (node.op != "load" && !node.inputs.empty() &&
+                                    std::all_of(node.inputs.begin(), node.inputs.end(),
+                                                [&](int in) { return invariant_[in]; }));
+        if (node.op == "cast") rounding_.push_back(static_cast<int>(i));
+      }
+    }
+    bytes_per_element_ += 4 * scratch_ + 2 * static_cast<int64_t>(rounding_.size());
+  }
+
+  /// Queue slots per input: two (double buffering) while the 8 VECIN buffers allow.
+  int in_slots() const { return inputs_loaded() <= 4 ? 2 : 1; }
+  int inputs_loaded() const {
+    int count = 0;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (g_.nodes[i].op == "data")
+        for (int u : users_[i])
+          if (g_.nodes[u].op == "load") {
+            ++count;
+            break;
+          }
+    return count;
+  }
+
+  /// Whether cast node i rounds (to f16/bf16 inside the kernel: not only feeding its stores).
+  bool rounds(int i) const {
+    const AscNode& n = g_.nodes[i];
+    if (n.out.dtype == DType::F32) return false;
+    for (int u : users_[i])
+      if (g_.nodes[u].op != "store" || g_.nodes[u].out.dtype != n.out.dtype) return true;
+    return users_[i].empty();
+  }
+
+  std::string type_of(int i) const { return std::string(device_type(g_.nodes[i].out.dtype)); }
+
+  std::string tiling_data() const {
+    std::string s = "struct " + k_.name + "_TilingData {\n  af_tiling_header header;\n";
+    for (const auto& name : k_.size_symbols)
+      s += "  int64_t " + k_.sym_var.at(name) + ";  // size symbol " + name + "\n";
+    s += "  int64_t " + k_.sym_var.at(k_.tile_param) + ";  // elements per UB tile\n";
+    s += "  int64_t " + k_.sym_var.at(k_.block_param) + ";  // tiles per block\n";
+    return s + "};\n";
+  }
+
+  /// The host tiling function: tile, tiles per block and block_dim from the sizes.
+  std::string tiling_function() const {
+    const ascir::ScheduleInfo& s = *g_.schedule;
+    sym::Expr a = g_.axis(k_.vec_parent).size, b = 1;
+    if (k_.block_parent != k_.tile_outer)
+      for (int part : g_.axis(k_.block_parent).from)
+        if (part != k_.tile_outer) b = b * g_.axis(part).size;
+    std::string f =
+        "AF_EXPORT void " + k_.name +
+        "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
+    f += "  (void)target;  // the device's UB and vector cores are this source's constants\n";
+    f += "  " + k_.name + "_TilingData* td = static_cast<" + k_.name +
+         "_TilingData*>(tiling_data);\n";
+    for (size_t i = 0; i < k_.size_symbols.size(); ++i) {
+      const std::string& var = k_.sym_var.at(k_.size_symbols[i]);
+      f += "  const int64_t " + var + " = symbols[" + num(i) + "];\n";
+      f += "  td->" + var + " = " + var + ";\n";
+    }
+    f += "  int64_t tile = 0, block = 0, block_dim = 0;\n";
+    f += "  af_ascendc_tiling_elementwise(" + cpp_expr(k_, a) + ", " + cpp_expr(k_, b) + ", " +
+         num(static_cast<size_t>(bytes_per_element_)) + ", " +
+         num(static_cast<size_t>(t_.ub_bytes)) + ", " + num(static_cast<size_t>(t_.cores)) +
+         ", &tile, &block, &block_dim);\n";
+    f += "  td->" + k_.sym_var.at(k_.tile_param) + " = tile;\n";
+    f += "  td->" + k_.sym_var.at(k_.block_param) + " = block;\n";
+    f += "  td->header.block_dim = block_dim;\n";
+    f += "  td->header.tiling_key = " + num(static_cast<size_t>(s.tiling_key)) + ";\n";
+    return f + "}\n";
+  }
+
+  std::string args_signature() const {
+    std::string s;
+    for (int i = 0; i < k_.num_inputs; ++i) s += "GM_ADDR in" + num(i) + ", ";
+    for (int i = 0; i < k_.num_outputs; ++i) s += "GM_ADDR out" + num(i) + ", ";
+    return s + "GM_ADDR workspace, GM_ADDR tiling";
+  }
+
+  /// Elements of data/store node n's GM view: 1 + offset + sum of (size - 1) * stride.
+  std::string span(const AscNode& n) const {
+    std::string e = "1 + " + cpp_expr(k_, n.out.offset);
+    for (size_t d = 0; d < n.out.axes.size(); ++d)
+      if (n.out.strides[d] != sym::Expr(0))
+        e += " + (" + size_var(n.out.axes[d]) + " - 1) * " + cpp_expr(k_, n.out.strides[d]);
+    return e;
+  }
+
+  void kernel() {
+    line(0, "extern \"C\" __global__ __aicore__ void " + k_.name + "(" + args_signature() + ") {");
+    line(1, "(void)workspace;");
+    line(1, "const " + k_.name + "_TilingData* td = reinterpret_cast<const " + k_.name +
+                "_TilingData*>(tiling);");
+    for (const auto& [name, var] : k_.sym_var)
+      line(1, "const int64_t " + var + " = td->" + var + ";");
+    for (const auto& a : g_.axes)
+      line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
+    const std::string tile = k_.sym_var.at(k_.tile_param);
+    line(1, "const int32_t ub_tile = static_cast<int32_t>(" + tile + ");");
+    line(1, "AscendC::TPipe pipe;");
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      std::string T = type_of(static_cast<int>(i));
+      if (n.op == "data" && !var_used_data(static_cast<int>(i))) continue;
+      if (n.op == "data") {
+        line(1, "AscendC::GlobalTensor<" + T + "> gm" + num(i) + ";");
+        line(1, "gm" + num(i) + ".SetGlobalBuffer(reinterpret_cast<__gm__ " + T + "*>(in" +
+                    index_attr(n) + "), " + span(n) + ");  // %" + n.name);
+      } else if (n.op == "store") {
+        for (int u : users_[i]) {
+          line(1, "AscendC::GlobalTensor<" + T + "> gm" + num(i) + ";");
+          line(1, "gm" + num(i) + ".SetGlobalBuffer(reinterpret_cast<__gm__ " + T + "*>(out" +
+                      index_attr(g_.nodes[u]) + "), " + span(n) + ");  // %" + n.name);
+        }
+      }
+    }
+    for (int d : queued_) {
+      line(1, "AscendC::TQue<AscendC::TPosition::VECIN, " + num(static_cast<size_t>(in_slots())) +
+                  "> que" + num(d) + ";");
+      line(1, "pipe.InitBuffer(que" + num(d) + ", " + num(static_cast<size_t>(in_slots())) +
+                  ", ub_tile * sizeof(" + type_of(d) + "));");
+    }
+    for (int s : stores_) {
+      line(1, "AscendC::TQue<AscendC::TPosition::VECOUT, 2> que" + num(s) + ";");
+      line(1, "pipe.InitBuffer(que" + num(s) + ", 2, ub_tile * sizeof(" + type_of(s) + "));");
+    }
+    if (scratch_ > 0) {
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> calc;  // f32 values, one tile each");
+      line(1, "pipe.InitBuffer(calc, " + num(static_cast<size_t>(scratch_)) +
+                  " * ub_tile * sizeof(float));");
+      for (int v = 0; v < scratch_; ++v)
+        line(1, "const AscendC::LocalTensor<float> v" + num(static_cast<size_t>(v)) +
+                    " = calc.Get<float>()[" + num(static_cast<size_t>(v)) + " * ub_tile];");
+    }
+    if (!rounding_.empty()) {
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> calc16;  // casts that round");
+      line(1, "pipe.InitBuffer(calc16, " + num(rounding_.size()) + " * ub_tile * 2);");
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (invariant_[i]) compute(1, static_cast<int>(i), "ub_tile");
+    line(1, "const int64_t block_idx = AscendC::GetBlockIdx();");
+    line(1, "if (block_idx >= " + size_var(k_.block_outer) + ") return;");
+    IndexDeriver idx(g_, &lines_, "  ");
+    line(1, "const int64_t i" + num(static_cast<size_t>(k_.block_outer)) + " = block_idx;  // " +
+                g_.axis(k_.block_outer).name);
+    idx.set(k_.block_outer, "i" + num(static_cast<size_t>(k_.block_outer)));
+    int depth = 1;
+    for (size_t l = 1; l + 1 < k_.nest.size(); ++l) {
+      int a = k_.nest[l];
+      idx.set_indent(std::string(2 * depth, ' '));
+      std::string var = "i" + num(static_cast<size_t>(a));
+      line(depth, "for (int64_t " + var + " = 0; " + var + " < " + loop_extent(k_, idx, a) +
+                      "; ++" + var + ") {  // " + g_.axis(a).name);
+      idx.set(a, var);
+      ++depth;
+    }
+    idx.set_indent(std::string(2 * depth, ' '));
+    idx.set(k_.vec, "0", true);
+    line(depth,
+         "const int64_t n = " + loop_extent(k_, idx, k_.vec) + ";  // elements of this tile");
+    line(depth, "const int32_t nr = static_cast<int32_t>((n + " + num(kRepeat - 1) + ") / " +
+                    num(kRepeat) + " * " + num(kRepeat) + ");  // whole repeats");
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      if ((n.op == "data" && var_used_data(static_cast<int>(i))) || n.op == "store")
+        line(depth, "const int64_t o" + num(i) + " = " + tile_base_offset(k_, idx, n) + ";");
+    }
+    body(depth);
+    for (; depth > 1; --depth) line(depth - 1, "}");
+    line(0, "}");
+  }
+
+  bool var_used_data(int i) const {
+    return std::find(queued_.begin(), queued_.end(), i) != queued_.end() ||
+           std::find(broadcast_.begin(), broadcast_.end(), i) != broadcast_.end();
+  }
+
+  /// One tile: CopyIn, Compute, CopyOut.
+  void body(int depth) {
+    line(depth, "// CopyIn");
+    for (int d : queued_) {
+      std::string T = type_of(d), q = "que" + num(static_cast<size_t>(d));
+      line(depth, "{");
+      line(depth + 1, "AscendC::LocalTensor<" + T + "> t = " + q + ".AllocTensor<" + T + ">();");
+      line(depth + 1, "af_copy_in(t, gm" + num(static_cast<size_t>(d)) + "[o" +
+                          num(static_cast<size_t>(d)) + "], n);");
+      line(depth + 1, q + ".EnQue(t);");
+      line(depth, "}");
+    }
+    line(depth, "// Compute");
+    for (int d : queued_) {
+      std::string T = type_of(d);
+      line(depth, "AscendC::LocalTensor<" + T + "> x" + num(static_cast<size_t>(d)) + " = que" +
+                      num(static_cast<size_t>(d)) + ".DeQue<" + T + ">();");
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (!invariant_[i] && g_.nodes[i].op != "store") compute(depth, static_cast<int>(i), "nr");
+    for (int s : stores_) {
+      std::string T = type_of(s), q = "que" + num(static_cast<size_t>(s));
+      const std::string& v = var_[g_.nodes[s].inputs[0]];
+      line(depth, "{");
+      line(depth + 1, "AscendC::LocalTensor<" + T + "> t = " + q + ".AllocTensor<" + T + ">();");
+      if (g_.nodes[s].out.dtype == DType::F32)
+        line(depth + 1, "AscendC::DataCopy(t, " + v + ", static_cast<uint32_t>(nr));");
+      else
+        line(depth + 1, "AscendC::Cast(t, " + v + ", AscendC::RoundMode::CAST_RINT, nr);");
+      line(depth + 1, q + ".EnQue(t);");
+      line(depth, "}");
+    }
+    for (int d : queued_)
+      line(depth, "que" + num(static_cast<size_t>(d)) + ".FreeTensor(x" +
+                      num(static_cast<size_t>(d)) + ");");
+    line(depth, "// CopyOut");
+    for (int s : stores_) {
+      std::string T = type_of(s), q = "que" + num(static_cast<size_t>(s));
+      line(depth, "{");
+      line(depth + 1, "AscendC::LocalTensor<" + T + "> t = " + q + ".DeQue<" + T + ">();");
+      line(depth + 1, "af_copy_out(gm" + num(static_cast<size_t>(s)) + "[o" +
+                          num(static_cast<size_t>(s)) + "], t, n);");
+      line(depth + 1, q + ".FreeTensor(t);");
+      line(depth, "}");
+    }
+  }
+
+  /// The calls computing node i's f32 value over `count` elements (nothing for aliases).
+  void compute(int depth, int i, const std::string& count) {
+    const AscNode& n = g_.nodes[i];
+    const std::string& d = var_[i];
+    const std::string c = "%" + n.name + " " + n.op;
+    if (n.op == "data" || n.op == "output" || n.op == "store" || d.empty()) return;
+    if (n.op == "broadcast" || (n.op == "cast" && !rounds(i))) return;
+    if (n.op == "load") {
+      int data = n.inputs[0];
+      std::string x = "x" + num(static_cast<size_t>(data));
+      if (lane_stride(k_, g_.nodes[data]) == sym::Expr(0)) {
+        line(depth, "AscendC::Duplicate(" + d + ", static_cast<float>(gm" +
+                        num(static_cast<size_t>(data)) + ".GetValue(o" +
+                        num(static_cast<size_t>(data)) + ")), " + count + ");  // " + c);
+      } else if (d != x) {
+        line(depth, "AscendC::Cast(" + d + ", " + x + ", AscendC::RoundMode::CAST_NONE, " + count +
+                        ");  // " + c);
+      }
+      return;
+    }
+    if (n.op == "scalar") {
+      line(depth, "AscendC::Duplicate(" + d + ", " + float_literal(scalar_value(n)) + ", " + count +
+                      ");  // " + c);
+      return;
+    }
+    if (n.op == "cast") {  // rounds to f16/bf16 and widens again
+      size_t slot =
+          static_cast<size_t>(std::find(rounding_.begin(), rounding_.end(), i) - rounding_.begin());
+      std::string T = type_of(i);
+      std::string tmp = "calc16.Get<" + T + ">()[" + num(slot) + " * ub_tile]";
+      line(depth, "AscendC::Cast(" + tmp + ", " + var_[n.inputs[0]] +
+                      ", AscendC::RoundMode::CAST_RINT, " + count + ");  // " + c);
+      line(depth,
+           "AscendC::Cast(" + d + ", " + tmp + ", AscendC::RoundMode::CAST_NONE, " + count + ");");
+      return;
+    }
+    const OpRule* rule = find_rule(n.op);
+    if (!rule) codegen_fail(g_, "%" + n.name + ": no Ascend C mapping for op '" + n.op + "'");
+    bool first = true;
+    for (std::string_view call : rule->calls) {
+      std::string s(call);
+      auto put = [&](const std::string& key, const std::string& value) {
+        for (size_t pos; (pos = s.find(key)) != std::string::npos;)
+          s.replace(pos, key.size(), value);
+      };
+      put("{d}", d);
+      put("{n}", count);
+      for (size_t a = 0; a < n.inputs.size(); ++a) put("{" + num(a) + "}", var_[n.inputs[a]]);
+      line(depth, "AscendC::" + s + ";" + (first ? "  // " + c : ""));
+      first = false;
+    }
+  }
+
+  /// The ABI's K_kernel under the emulation: block block_idx of the kernel.
+  std::string adaptor() const {
+    std::string s = "\n#ifdef AF_ASCENDC_EMU\n";
+    s += "AF_EXPORT void " + k_.name +
+         "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {\n";
+    s += "  const af_tiling_header* h = static_cast<const af_tiling_header*>(tiling_data);\n";
+    s += "  AscendC::emu::begin_block(\"" + k_.name + "\", block_idx, h->block_dim);\n";
+    s += "  " + k_.name + "(";
+    for (int i = 0; i < k_.num_inputs + k_.num_outputs; ++i)
+      s += "static_cast<GM_ADDR>(args[" + num(static_cast<size_t>(i)) + "]), ";
+    s += "nullptr, static_cast<GM_ADDR>(const_cast<void*>(tiling_data)));\n";
+    s += "  AscendC::emu::end_block();\n}\n#endif\n";
+    return s;
+  }
+
+  const KernelContext& k_;
+  const AscGraph& g_;
+  const schedule::Target& t_;
+  std::vector<std::string> lines_;
+  std::vector<std::vector<int>> users_;
+  std::vector<std::string> var_;
+  std::vector<bool> invariant_;
+  std::vector<int> queued_, broadcast_, stores_, rounding_;
+  int scratch_ = 0;
+  int64_t bytes_per_element_ = 0;
+
+ public:
+  int64_t bytes_per_element() {
+    if (users_.empty()) plan();
+    return bytes_per_element_;
+  }
+};
+
+/// What every Ascend C source starts with: the API, the ABI and the copy helpers.
+const char* kPrologue = R"(#include <cstring>
+#include <string>
+
+#include "kernel_operator.h"
+#include "autofuse_abi.h"
+#include "autofuse_ascendc_tiling.h"
+#include "autofuse_cpu_int.h"  // the index helpers sizes and indices are printed with
+
+// GM -> UB: DataCopy when the bytes are whole 32-byte blocks, else DataCopyPad.
+template <typename T>
+__aicore__ inline void af_copy_in(const AscendC::LocalTensor<T>& dst,
+                                  const AscendC::GlobalTensor<T>& src, int64_t n) {
+  if (n * static_cast<int64_t>(sizeof(T)) % 32 == 0) {
+    AscendC::DataCopy(dst, src, static_cast<uint32_t>(n));
+    return;
+  }
+  AscendC::DataCopyExtParams p{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0};
+  AscendC::DataCopyPadExtParams<T> pad{false, 0, 0, T()};
+  AscendC::DataCopyPad(dst, src, p, pad);
+}
+
+// UB -> GM, likewise.
+template <typename T>
+__aicore__ inline void af_copy_out(const AscendC::GlobalTensor<T>& dst,
+                                   const AscendC::LocalTensor<T>& src, int64_t n) {
+  if (n * static_cast<int64_t>(sizeof(T)) % 32 == 0) {
+    AscendC::DataCopy(dst, src, static_cast<uint32_t>(n));
+    return;
+  }
+  AscendC::DataCopyExtParams p{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0};
+  AscendC::DataCopyPad(dst, src, p);
+}
+
+#ifdef AF_ASCENDC_EMU
+// The emulation's violation reports since the last call, one per line, as C text (at most cap
+// bytes with the terminating 0); returns the full length. The runtime reads it after a launch.
+AF_EXPORT int64_t af_ascendc_take_violations(char* buf, int64_t cap) {
+  std::string all;
+  for (const std::string& l : AscendC::emu::take_violations()) all += l + "\n";
+  if (buf && cap > 0) {
+    size_t k = all.size() < static_cast<size_t>(cap - 1) ? all.size() : static_cast<size_t>(cap - 1);
+    std::memcpy(buf, all.data(), k);
+    buf[k] = 0;
+  }
+  return static_cast<int64_t>(all.size());
+}
+#endif
+)";
+
+}  // namespace
+
+std::string ascendc_reason(const AscGraph& g, const schedule::Target& t) {
+  if (!g.schedule) return "the graph is not scheduled";
+  if (g.schedule->family != ascir::ScheduleFamily::Elementwise)
+    return "schedule family " + std::string(ascir::name(g.schedule->family)) +
+           " has no Ascend C printer yet";
+  KernelContext k;
+  try {
+    k = analyze_kernel(g, kernel_c_name(g.name));
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  for (const AscNode& n : g.nodes) {
+    std::string r = node_reason(k, n);
+    if (!r.empty()) return r;
+  }
+  int64_t bytes = KernelPrinter(k, t).bytes_per_element();
+  if (bytes * kRepeat > t.ub_bytes)
+    return "a tile of " + std::to_string(kRepeat) + " elements needs " +
+           std::to_string(bytes * kRepeat) + " B of UB, more than the target's " +
+           std::to_string(t.ub_bytes);
+  return "";
+}
+
+EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
+                                  const schedule::Target& t) {
+  EmittedSource out;
+  out.code = "// Generated by autofuse: Ascend C kernels (UB " + std::to_string(t.ub_bytes) +
+             " B usable, " + std::to_string(t.cores) + " vector cores).\n";
+  out.code += kPrologue;
+  std::set<std::string> names;
+  for (const KernelUnit& u : kernels) {
+    if (u.segments.size() != 1 || !u.input_map.empty())
+      throw CompileError("codegen: concat kernel " + u.name + " has no Ascend C printer yet");
+    const AscGraph& g = *u.segments[0];
+    std::string why = ascendc_reason(g, t);
+    if (!why.empty()) codegen_fail(g, "Ascend C: " + why);
+    KernelContext k = analyze_kernel(g, kernel_c_name(g.name));
+    if (!names.insert(k.name).second)
+      throw CompileError("codegen: two kernels are named " + k.name + " in one source");
+    out.code += KernelPrinter(k, t).print();
+    out.kernels.push_back({k.name, k.size_symbols, k.num_inputs, k.num_outputs});
+  }
+  return out;
+}
+
+std::vector<std::string> ascendc_compile_flags(const schedule::Target&) {
+  return {"-O2",
+          "-fPIC",
+          "-shared",
+          "-std=c++17",
+          "-ffp-contract=off",
+          "-fno-fast-math",
+          "-DAF_ASCENDC_EMU"};
+}
+
+}  // namespace af::codegen

@@ -1,0 +1,37 @@
+// The Ascend C emitter (the target interface of codegen/emitter.h for Huawei's Ascend C): prints
+// scheduled AscGraphs as Ascend C — per kernel K a TilingData struct, a host tiling function
+// and an `extern "C" __global__ __aicore__` kernel over TPipe/TQue/TBuf and the count-form
+// vector API (docs/ascendc.md). Built with g++ against ascendc_emu
+// (runtime/include/ascendc_emu/kernel_operator.h), the source also exports the kernel ABI of
+// runtime/include/autofuse_abi.h (`K_tiling`, `K_kernel` running one block under the
+// emulation), so the runtime launches it like a CPU kernel. A printer of the final scheduled
+// AscIR: loop order, merged axes, splits and strides are read from the graph.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ascir/asc_graph.h"
+#include "codegen/emitter.h"
+#include "schedule/target.h"
+
+namespace af::codegen {
+
+/// Why the Ascend C emitter cannot print scheduled kernel `g` ("" when it can): a schedule
+/// family, op, dtype or layout it has no mapping for, or a tile of 64 elements that does not
+/// fit the target's UB. Such a kernel keeps the CPU target.
+std::string ascendc_reason(const ascir::AscGraph& g, const schedule::Target& t);
+
+/// One Ascend C translation unit for `kernels` (plain kernels; each must have an empty
+/// ascendc_reason). Per kernel K: `struct K_TilingData`, `K_tiling` (tile: the largest multiple
+/// of 64 elements whose double-buffered queue slots and f32 scratch fit t.ub_bytes; block_dim
+/// at most t.cores), the kernel `K`, and under AF_ASCENDC_EMU the ABI's `K_kernel`. Throws
+/// CompileError naming the kernel otherwise.
+EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
+                                  const schedule::Target& t);
+
+/// Compiler flags for building the emitted source against ascendc_emu with g++: -O2 -fPIC
+/// -shared -std=c++17 -ffp-contract=off -fno-fast-math -DAF_ASCENDC_EMU. Add
+/// -I<runtime/include> and -I<runtime/include/ascendc_emu>.
+std::vector<std::string> ascendc_compile_flags(const schedule::Target& t);
+
+}  // namespace af::codegen
