@@ -183,6 +183,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
             tuning_file=config.tuning_file(),
             isa=config.isa,
             sanitize=config.sanitize,
+            target=config.target,
             log=lambda line: logger.debug("%s: %s", name, line),
         )
     except (_C.CompileError, _C.ToolchainError) as e:

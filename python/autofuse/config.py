@@ -39,6 +39,11 @@ class CompilerConfig:
       isa              AUTOFUSE_ISA         the kernels' vector ISA: avx512, avx2 or scalar, one
                                             the host runs ("" = the host's best); a way to test
                                             every kernel path on one machine.
+      target           AUTOFUSE_TARGET      what kernels become: "cpu" (C++, the default) or
+                                            "ascendc": Ascend C for every kernel the Ascend C
+                                            emitter prints, built and run against ascendc_emu,
+                                            which checks the device's rules (docs/ascendc.md);
+                                            the rest stay C++.
       sanitize         AUTOFUSE_SANITIZE    "address,undefined" (or one of them): kernels built
                                             with those sanitizers (make sanitize); address needs
                                             the ASan runtime preloaded, or graphs run eagerly
@@ -80,6 +85,7 @@ class CompilerConfig:
     pack_weights: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_PACK_WEIGHTS", True))
     isa: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_ISA"))
     sanitize: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_SANITIZE"))
+    target: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_TARGET"))
     autofuse_flags: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_FLAGS"))
     enable_autofuse: Optional[bool] = None
     enable_passes: Optional[Union[str, Sequence[str]]] = None

@@ -139,6 +139,19 @@ void check_symbol_count(const af::KernelHandle& h, size_t n) {
                               .c_str());
 }
 
+/// Throws RuntimeError listing what an Ascend C kernel's launch broke of the device's rules
+/// under ascendc_emu (the module's violation log, KernelHandle::violations_fn); nothing for a
+/// CPU kernel or a clean launch.
+void check_device_rules(const af::KernelHandle& h) {
+  using TakeFn = int64_t (*)(char*, int64_t);
+  auto take = reinterpret_cast<TakeFn>(h.violations_fn);
+  if (!take) return;
+  char text[2048];
+  if (take(text, sizeof text) > 0)
+    throw std::runtime_error("autofuse: Ascend C kernel " + h.name +
+                             " broke the device's rules under ascendc_emu:\n" + text);
+}
+
 /// Runs kernel k: ptrs = data pointers of its inputs then outputs, syms = its size symbols.
 void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthreads) {
   const af::KernelHandle& h = kernel_at(p, k);
@@ -163,6 +176,7 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
   nb::gil_scoped_release release;
   if (!p.tuning) {
     af::runtime::launch(tiling, kernel, args, symbols.data(), nthreads, p.target);
+    check_device_rules(h);
     return;
   }
   // Tuning: the choice this kernel used for the shape bucket before, else the stored one, else
@@ -182,6 +196,7 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
     seen.put(nthreads, symbols.data(), symbols.size(), *c);
   }
   af::runtime::launch_tuned(tiling, kernel, args, symbols.data(), *c, p.target);
+  check_device_rules(h);
 }
 
 /// What kernel k's launch with `syms` and `nthreads` would use: the tiling function's block_dim
@@ -231,8 +246,9 @@ std::shared_ptr<af::runtime::TuningTable> tuning_table(const std::string& path) 
 Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
                  const std::string& cxx, bool enable_fusion, nb::handle log,
                  const std::string& flags, const std::string& tuning_file, const std::string& isa,
-                 const std::string& sanitize) {
+                 const std::string& sanitize, const std::string& target) {
   af::CompileOptions opts;
+  if (!target.empty()) opts.target.kind = af::schedule::parse_target_kind(target);
   opts.sanitize = af::jit::Sanitizers::parse(sanitize);
   if (!isa.empty()) {
     af::schedule::Isa want = af::schedule::parse_isa(isa);
@@ -490,6 +506,12 @@ NB_MODULE(_C, m) {
           "Tuning counters of the table this program uses: choices measured and found (the "
           "table is shared by the programs of a process that use the same file).")
       .def(
+          "kernel_target",
+          [](const Program& p, int k) {
+            return std::string(af::schedule::target_kind_name(kernel_at(p, k).target));
+          },
+          nb::arg("k"), "What kernel k was printed as: \"cpu\" (C++) or \"ascendc\".")
+      .def(
           "kernel_symbols", [](const Program& p, int k) { return kernel_at(p, k).symbols; },
           nb::arg("k"), "The size symbols kernel k takes at launch, in order.")
       .def(
@@ -508,11 +530,13 @@ NB_MODULE(_C, m) {
   m.def("compile", &compile, nb::arg("graph_text"), nb::arg("dump_dir") = "",
         nb::arg("cache_dir") = "", nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true,
         nb::arg("log") = nb::none(), nb::arg("flags") = "", nb::arg("tuning_file") = "",
-        nb::arg("isa") = "", nb::arg("sanitize") = "", nb::rv_policy::take_ownership,
+        nb::arg("isa") = "", nb::arg("sanitize") = "", nb::arg("target") = "",
+        nb::rv_policy::take_ownership,
         "Parses Graph IR text and compiles it with AUTOFUSE_FLAGS `flags`; with a `tuning_file` "
         "its kernels launch with measured tilings (runtime/tuning.h); `isa` (avx512, avx2, "
         "scalar; \"\" = the host's best) picks the kernels' vector ISA; `sanitize` "
-        "(\"address,undefined\") builds them with those sanitizers. Raises CompileError, "
+        "(\"address,undefined\") builds them with those sanitizers; `target` (cpu, ascendc; \"\" = "
+        "cpu) what they become. Raises CompileError, "
         "ToolchainError or FlagError.");
   m.def(
       "parse_sanitize",

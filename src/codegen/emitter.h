@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ascir/asc_graph.h"
+#include "schedule/target.h"
 
 namespace af::codegen {
 
@@ -25,6 +26,7 @@ struct EmittedKernel {
   std::vector<std::string> symbols;
   int num_inputs = 0;
   int num_outputs = 0;
+  schedule::TargetKind target = schedule::TargetKind::Cpu;  // which emitter printed it
 };
 
 /// The generated source and what it exports.

@@ -223,9 +223,9 @@ std::shared_ptr<runtime::LoadedModule> load_or_build(const CompileRequest& req,
 }  // namespace
 
 bool is_keyed_header(const std::string& name) {
-  if (name == "autofuse_abi.h") return true;
-  return name.rfind("autofuse_cpu", 0) == 0 && name.size() > 2 &&
-         name.compare(name.size() - 2, 2, ".h") == 0;
+  if (name.size() < 2 || name.compare(name.size() - 2, 2, ".h") != 0) return false;
+  return name.rfind("autofuse_", 0) == 0 || name.rfind("emu_", 0) == 0 ||
+         name == "kernel_operator.h";  // runtime/include and its ascendc_emu/
 }
 
 std::vector<std::string> keyed_headers_in(const std::string& dir) {

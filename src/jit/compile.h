@@ -21,7 +21,7 @@ struct CompileRequest {
   std::string source;                     // the C++ text
   std::string cxx = "g++";                // compiler (PATH-searched when it has no '/')
   std::vector<std::string> flags;         // e.g. {"-O2", "-std=c++17", "-mavx2"}
-  std::vector<std::string> include_dirs;  // -I dirs; their autofuse_abi.h/autofuse_cpu*.h are keyed
+  std::vector<std::string> include_dirs;  // -I dirs; their is_keyed_header files are keyed
   std::vector<std::string> libs;          // -l names, e.g. "sleef"
   std::string cache_dir;                  // empty = default_cache_dir()
   std::string tag;                        // kernel/graph name for messages and temp file names
@@ -45,8 +45,8 @@ std::vector<std::string> compile_command(const CompileRequest& req, const std::s
                                          const std::string& output_path,
                                          const std::string& pch_dir = "");
 
-/// Is `name` a runtime header whose edits must invalidate cached objects (autofuse_abi.h,
-/// autofuse_cpu*.h)?
+/// Is `name` a runtime header whose edits must invalidate cached objects (autofuse_*.h, and
+/// ascendc_emu's emu_*.h and kernel_operator.h)?
 bool is_keyed_header(const std::string& name);
 
 /// The keyed headers of `dir`, sorted by name (empty when `dir` cannot be read).

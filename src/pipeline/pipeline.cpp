@@ -9,7 +9,9 @@
 #include <mutex>
 
 #include "ascir/verifier.h"
+#include "codegen/ascendc/emitter.h"
 #include "codegen/cpu/emitter.h"
+#include "codegen/loop_nest.h"
 #include "fusion/dot.h"
 #include "fusion/fuse.h"
 #include "fusion/lower.h"
@@ -121,9 +123,10 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   if (!opts.dump_dir.empty()) dump(opts, name, "fused.dot", fusion::print_dot(prog.fused));
   if (last == Stage::Schedule) return prog;
 
-  // One C++ translation unit for every kernel of the graph.
+  // One translation unit for every kernel of the graph: C++ for the CPU, or Ascend C for each
+  // kernel the Ascend C emitter can print and C++ for the rest.
   std::vector<codegen::KernelUnit> kernels = kernel_units(prog.fused);
-  codegen::EmittedSource src = codegen::emit_cpu_source(kernels, opts.target);
+  codegen::EmittedSource src = program_source(kernels, opts, name);
   prog.source = src.code;
   dump(opts, name, "cpp", prog.source);
   if (last == Stage::Codegen || kernels.empty()) return prog;
@@ -135,6 +138,12 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   req.flags = codegen::cpu_compile_flags(opts.target);
   req.sanitize = opts.sanitize;
   req.include_dirs = {jit::runtime_include_dir()};
+  if (opts.target.kind == schedule::TargetKind::AscendC) {
+    for (const auto& f : codegen::ascendc_compile_flags(opts.target))
+      if (std::find(req.flags.begin(), req.flags.end(), f) == req.flags.end())
+        req.flags.push_back(f);
+    req.include_dirs.push_back(jit::runtime_include_dir() + "/ascendc_emu");
+  }
   req.libs = codegen::cpu_link_libs(opts.target);
   req.cache_dir = opts.cache_dir;
   req.tag = name;
@@ -149,6 +158,9 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
     h.key = jit::Hasher128().field(prog.source).field(k.name).digest().hex();
     h.tiling_fn = prog.module->symbol(k.name + "_tiling");
     h.kernel_fn = prog.module->symbol(k.name + "_kernel");
+    h.target = k.target;
+    if (k.target == schedule::TargetKind::AscendC)
+      h.violations_fn = prog.module->symbol("af_ascendc_take_violations");
     prog.kernels.push_back(std::move(h));
   }
 
@@ -160,6 +172,42 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   g_stats.cache_hits += prog.stats.cache_hits;
   g_stats.compile_seconds += prog.stats.compile_seconds;
   return prog;
+}
+
+codegen::EmittedSource program_source(const std::vector<codegen::KernelUnit>& units,
+                                      const CompileOptions& opts, const std::string& name) {
+  if (opts.target.kind != schedule::TargetKind::AscendC)
+    return codegen::emit_cpu_source(units, opts.target);
+  std::vector<codegen::KernelUnit> cpu, ascend;
+  std::string kept;  // a comment line per kernel that keeps the cpu target, with the reason
+  for (const codegen::KernelUnit& u : units) {
+    std::string why = u.input_map.empty() && u.segments.size() == 1
+                          ? codegen::ascendc_reason(*u.segments[0], opts.target)
+                          : "a concat kernel has no Ascend C printer yet";
+    if (!why.empty()) {
+      kept += "// kernel " + u.name + " keeps the cpu target: " + why + "\n";
+      log(opts, name + ": kernel " + u.name + " keeps the cpu target: " + why);
+    }
+    (why.empty() ? ascend : cpu).push_back(u);
+  }
+  codegen::EmittedSource out;
+  if (!cpu.empty()) out = codegen::emit_cpu_source(cpu, opts.target);
+  codegen::EmittedSource npu;
+  if (!ascend.empty()) npu = codegen::emit_ascendc_source(ascend, opts.target);
+  out.code = kept + out.code + (cpu.empty() || ascend.empty() ? "" : "\n") + npu.code;
+  out.kernels.insert(out.kernels.end(), npu.kernels.begin(), npu.kernels.end());
+  std::vector<codegen::EmittedKernel> ordered;
+  for (const codegen::KernelUnit& u : units) {
+    bool plain = u.input_map.empty() && u.segments.size() == 1;
+    std::string c_name = codegen::kernel_c_name(plain ? u.segments[0]->name : u.name);
+    for (const codegen::EmittedKernel& k : out.kernels)
+      if (k.name == c_name) ordered.push_back(k);
+  }
+  if (ordered.size() != units.size())
+    throw CompileError("codegen: " + name + ": emitted " + std::to_string(ordered.size()) +
+                       " kernels for " + std::to_string(units.size()));
+  out.kernels = std::move(ordered);
+  return out;
 }
 
 CompileStats global_stats() {

@@ -45,6 +45,10 @@ struct KernelHandle {
   std::string key;            // hash of the program source and the kernel name (tuning key)
   void* tiling_fn = nullptr;  // af_tiling_fn
   void* kernel_fn = nullptr;  // af_kernel_fn
+  schedule::TargetKind target = schedule::TargetKind::Cpu;  // the code it was printed as
+  /// int64_t (*)(char*, int64_t): for an Ascend C kernel, its module's ascendc_emu violation
+  /// log since the last call (codegen/ascendc/emitter.h); nullptr for a CPU kernel.
+  void* violations_fn = nullptr;
 };
 
 /// The result of compile(): the fused program, the generated source and the loaded kernels.
@@ -70,6 +74,13 @@ void schedule_kernels(fusion::FusedGraph& fused, const schedule::Target& t);
 /// What the emitter prints per kernel step of `fused`: its loop nest, or a concat kernel's
 /// segments with the map from each segment's arguments to the kernel's.
 std::vector<codegen::KernelUnit> kernel_units(const fusion::FusedGraph& fused);
+
+/// The source of `units` for opts.target: the CPU emitter's; for the ascendc target the Ascend C
+/// emitter's for each plain kernel it can print after the CPU emitter's for the rest (each
+/// logged, naming graph `name`, with its reason). Its kernels are listed in the order of
+/// `units`.
+codegen::EmittedSource program_source(const std::vector<codegen::KernelUnit>& units,
+                                      const CompileOptions& opts, const std::string& name);
 
 /// Process-wide compile counters (all compile() calls).
 CompileStats global_stats();

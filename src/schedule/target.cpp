@@ -61,6 +61,16 @@ const std::vector<Isa>& all_isas() {
   return isas;
 }
 
+std::string_view target_kind_name(TargetKind kind) {
+  return kind == TargetKind::AscendC ? "ascendc" : "cpu";
+}
+
+TargetKind parse_target_kind(std::string_view name) {
+  for (TargetKind k : {TargetKind::Cpu, TargetKind::AscendC})
+    if (target_kind_name(k) == name) return k;
+  throw CompileError("unknown target '" + std::string(name) + "' (cpu or ascendc)");
+}
+
 Target Target::with_isa(Isa isa) const {
   Target t = *this;
   t.isa = isa;

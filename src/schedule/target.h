@@ -20,6 +20,23 @@ Isa parse_isa(std::string_view name);
 /// Every Isa, from the narrowest.
 const std::vector<Isa>& all_isas();
 
+/// What the kernels of a program become: C++ for the host CPU, or Ascend C (built and run here
+/// against ascendc_emu), where a kernel Ascend C cannot express keeps the CPU's C++.
+enum class TargetKind { Cpu, AscendC };
+
+/// Its name: "cpu" or "ascendc".
+std::string_view target_kind_name(TargetKind kind);
+
+/// The TargetKind called `name`; throws CompileError naming the choices for another name.
+TargetKind parse_target_kind(std::string_view name);
+
+/// An Ascend NPU's vector cores as the Ascend C tiling function sees them (defaults: Atlas A2,
+/// docs/ascendc-facts.md).
+struct AscendCores {
+  int64_t ub_bytes = 184 * 1024;  // UB InitBuffer may hand out: 192 KB less the API's 8 KB
+  int64_t vector_cores = 48;      // blocks run in parallel (block_dim's upper bound)
+};
+
 /// Cores, tile buffer ("UB") budget, alignment and vector width. For the CPU the UB is a per-core
 /// cache budget and the vector width comes from the host ISA.
 struct Target {
@@ -32,6 +49,8 @@ struct Target {
   int64_t reduce_buffer_bytes = 64 * 1024;
   int64_t align_bytes = 32;
   int64_t vector_bytes = 32;
+  TargetKind kind = TargetKind::Cpu;
+  AscendCores ascend;  // kind AscendC: the NPU its kernels are tiled for
 
   /// The host CPU: ISA from cpuid (AVX-512 if present, else AVX2, else scalar) and its
   /// AVX512_BF16 extension.

@@ -12,6 +12,11 @@ def compile_fn(fn, config=None, **kwargs):
     return torch.compile(fn, backend=backend, dynamic=False, **kwargs)
 
 
+def kernel_targets(rec):
+    """What each kernel of a record's program was printed as: "cpu" or "ascendc"."""
+    return [rec.program.kernel_target(k) for k in range(rec.program.num_kernels())]
+
+
 def only_record():
     """The one graph compiled since the test began (fails when there are several or none)."""
     recs = autofuse.compiled_graphs()

@@ -1,10 +1,20 @@
-"""The issue's acceptance: two elementwise chains, each one kernel, equal to eager."""
+"""The issue's acceptance: two elementwise chains, each one kernel, equal to eager; on the cpu
+target and on the ascendc target (AUTOFUSE_TARGET: the kernel in Ascend C, run against
+ascendc_emu, unless its layout has no Ascend C mapping)."""
+
+import os
 
 import pytest
 import torch
 
 from autofuse.backend import fused_op_count
-from helpers import compile_fn, kernel_steps, only_record, reference_in_float
+from helpers import compile_fn, kernel_steps, kernel_targets, only_record, reference_in_float
+
+
+@pytest.fixture(autouse=True, params=["cpu", "ascendc"])
+def target(request, monkeypatch):
+    monkeypatch.setenv("AUTOFUSE_TARGET", request.param)
+    return request.param
 
 SHAPES = [(1,), (7,), (1024,), (3, 1000), (64, 4096), (2, 3, 5, 7)]
 
@@ -35,6 +45,9 @@ def _check_one_kernel(fn, x, a, b):
     (name, ops, inputs, outputs), = kernel_steps(rec)
     # Every ATen op of the graph (sigmoid/mul/add) runs inside that one kernel.
     assert fused_op_count(rec) == rec.fx_ops, rec.fused_text
+    # On ascendc the kernel is Ascend C (a transposed input included: the schedule vectorizes
+    # along the axis every operand reads contiguously, or broadcasts).
+    assert kernel_targets(rec) == [os.environ["AUTOFUSE_TARGET"]]
     return rec
 
 

@@ -21,6 +21,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import autofuse
+from helpers import kernel_targets
 
 HIDDEN = 32  # small, so the 7919-long sequence stays fast
 FIRST = (2, 13)  # a general first shape: Dynamo marks batch and seq symbolic from here
@@ -78,8 +79,10 @@ def _specialised_sizes() -> List[int]:
     return sorted({n * w for n in (s, b * s) for w in (HIDDEN, 4 * HIDDEN)})
 
 
-def test_dynamic_block_compiles_once_over_20_shapes(tmp_path, monkeypatch):
+@pytest.mark.parametrize("target", ["cpu", "ascendc"])
+def test_dynamic_block_compiles_once_over_20_shapes(tmp_path, monkeypatch, target):
     _fresh_cache(monkeypatch, tmp_path)
+    monkeypatch.setenv("AUTOFUSE_TARGET", target)
     assert any(b == 1 for b, _ in SHAPES) and any(b == 2 for b, _ in SHAPES)
     assert {7, 7919} <= {s for _, s in SHAPES} and any(s % 8 for _, s in SHAPES)
     torch.manual_seed(0)
@@ -101,6 +104,8 @@ def test_dynamic_block_compiles_once_over_20_shapes(tmp_path, monkeypatch):
     assert dyn.translation.symbols, dyn.graph_text.splitlines()[0]
     program = dyn.program
     assert any(program.kernel_symbols(k) for k in range(program.num_kernels())), dyn.fused_text
+    if target == "ascendc":  # the block's elementwise kernels are Ascend C; its norms are not yet
+        assert "ascendc" in kernel_targets(dyn), dyn.fused_text
     source = program.source()
     for n in _specialised_sizes():
         assert not re.search(rf"(?<![\w.]){n}(?![\w.])", source), (

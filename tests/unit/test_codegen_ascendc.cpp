@@ -20,9 +20,8 @@ using asc_test::KernelLib;
 
 /// Atlas A2 as the tests use it: 184 KB of usable UB, 48 vector cores.
 schedule::Target a2() {
-  schedule::Target t = schedule::Target::host_cpu().with_isa(schedule::Isa::Scalar);
-  t.ub_bytes = 184 * 1024;
-  t.cores = 48;
+  schedule::Target t = schedule::Target::host_cpu();
+  t.kind = schedule::TargetKind::AscendC;
   return t;
 }
 
@@ -126,6 +125,34 @@ TEST(AscendcEmitter, Bf16InAndOutComputesInF32) {
     float got;
     std::memcpy(&got, &u, 4);
     ASSERT_EQ(got, bf16_round(std::exp(-xf[i]) * xf[i])) << i;
+  }
+}
+
+TEST(AscendcEmitter, GeluBothFormsAndSiluMatchTheMath) {
+  // Composed from the basic vector API (the emulation computes each call in f32): within
+  // fp32's assert_close tolerance of the double-precision formula over [-12, 12].
+  for (std::string approximate : {"none", "tanh", "silu"}) {
+    AscBuilder b("act", {3, 700});
+    int x = b.contiguous_input();
+    if (approximate == "silu")
+      b.output(b.op("silu", {x}));
+    else
+      b.output(b.op("gelu", {x}, DType::F32, {{"approximate", approximate}}));
+    AscendLib lib(b);
+    std::vector<float> xs(2100), y(2100);
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = -12.f + 24.f * i / 2099.f;
+    auto v = lib.run({}, {xs.data(), y.data()});
+    EXPECT_TRUE(v.empty()) << v.front();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      double t = xs[i], want;
+      if (approximate == "none")
+        want = 0.5 * t * (1 + std::erf(t / std::sqrt(2.0)));
+      else if (approximate == "tanh")
+        want = 0.5 * t * (1 + std::tanh(std::sqrt(2 / M_PI) * (t + 0.044715 * t * t * t)));
+      else
+        want = t / (1 + std::exp(-t));
+      ASSERT_NEAR(y[i], want, 1e-5 + 1.3e-6 * std::fabs(want)) << approximate << " x=" << t;
+    }
   }
 }
 

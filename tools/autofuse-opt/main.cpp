@@ -3,6 +3,7 @@
 //
 //   autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]
 //                [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar]
+//                [--target=cpu|ascendc]
 //                [--emit=text|dot] [--tiling=SYM=V,... [--cores=N]] [FILE|-]
 //
 // With no passes it parses, verifies and prints (the round trip). A requested stage runs with
@@ -10,8 +11,10 @@
 // pipeline/pipeline.cpp), so `--passes=schedule` prints what AUTOFUSE_DUMP's
 // gN.scheduled.txt holds for the same Graph IR; a list runs up to its last stage. `--no-fusion`
 // makes fuse keep one op per kernel (AUTOFUSE_FUSION=0). `--isa` defaults to the host's widest,
-// as the runtime does (golden tests name theirs). `--emit=dot` prints the FusedGraph after the
-// passes as Graphviz DOT (fusion/dot.h). `--flags` takes AUTOFUSE_FLAGS text
+// as the runtime does (golden tests name theirs). `--target=ascendc` prints codegen as
+// AUTOFUSE_TARGET=ascendc builds it: Ascend C (TilingData, tiling function, kernel) for every
+// kernel the Ascend C emitter prints, C++ for the rest. `--emit=dot` prints the FusedGraph after
+// the passes as Graphviz DOT (fusion/dot.h). `--flags` takes AUTOFUSE_FLAGS text
 // (--max_fusion_size=2, ...). For AscIR input the passes are `schedule` and `codegen`; it also
 // reads the kernels of a FusedGraph dump (gN.lowered.txt, gN.fused.txt, gN.scheduled.txt).
 // `--tiling` schedules and prints, per loop nest, the TilingData its tiling function picks for
@@ -54,8 +57,9 @@ struct Args {
   Stage last = Stage::None;  // the latest stage in `passes`
   bool fusion = true;
   std::string isa;
-  std::string emit = "text";  // or "dot"
-  std::string flags;          // AUTOFUSE_FLAGS text for lower / fuse
+  std::string target = "cpu";  // --target: cpu or ascendc
+  std::string emit = "text";   // or "dot"
+  std::string flags;           // AUTOFUSE_FLAGS text for lower / fuse
   std::string file = "-";
   bool tiling = false;       // print the tiling choices instead of IR
   af::sym::Bindings values;  // --tiling symbol values
@@ -74,7 +78,8 @@ int usage(const std::string& why) {
   std::cerr
       << "autofuse-opt: " << why << "\n"
       << "usage: autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]"
-         " [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar] [--emit=text|dot] "
+         " [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar] [--target=cpu|ascendc]"
+         " [--emit=text|dot] "
          "[--tiling=SYM=V,... [--cores=N]] [FILE|-]\n";
   return 2;
 }
@@ -229,7 +234,13 @@ void run_ascir(const Args& a, const std::string& text, const af::schedule::Targe
     if (!has(a.passes, "codegen") && !a.tiling) std::cout << af::ascir::print(g);
   }
   if (a.tiling) print_tilings(a, kernels, target);
-  if (has(a.passes, "codegen")) std::cout << af::codegen::emit_cpu_source(kernels, target).code;
+  if (has(a.passes, "codegen")) {
+    std::vector<af::codegen::KernelUnit> units;
+    for (const af::ascir::AscGraph* g : kernels) units.push_back({g->name, {g}, {}, {}, 0, 0});
+    af::CompileOptions opts;
+    opts.target = target;
+    std::cout << af::program_source(units, opts, "ascir").code;
+  }
 }
 
 }  // namespace
@@ -274,6 +285,8 @@ int main(int argc, char** argv) {
       a.fusion = false;
     } else if (s.rfind("--isa=", 0) == 0) {
       a.isa = s.substr(6);
+    } else if (s.rfind("--target=", 0) == 0) {
+      a.target = s.substr(9);
     } else if (s == "-h" || s == "--help") {
       return usage("help");
     } else if (s.rfind("--", 0) == 0) {
@@ -303,8 +316,9 @@ int main(int argc, char** argv) {
   try {
     // The host's widest ISA unless told, as the runtime picks (golden tests name theirs).
     const af::schedule::Target host = af::schedule::Target::host_cpu();
-    const af::schedule::Target target =
+    af::schedule::Target target =
         a.isa.empty() ? host : host.with_isa(af::schedule::parse_isa(a.isa));
+    target.kind = af::schedule::parse_target_kind(a.target);
     std::string text = read_input(a.file);
     if (a.input == "ascir")
       run_ascir(a, text, target);

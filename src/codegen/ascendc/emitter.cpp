@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -21,42 +22,94 @@ using ascir::AscNode;
 constexpr int64_t kRepeat = 64;  // f32 elements of one 256-byte vector repeat: the tile unit
 
 /// One row of the op table: the vector API calls computing the op into {d} from operands {0},
-/// {1} over {n} elements, in f32 (docs/ascendc.md "Compute").
+/// {1} over {n} elements, in f32, with `temps` scratch tiles {t0}, {t1} (docs/ascendc.md
+/// "Compute"). `approximate`: the value of the op's attribute it serves ("" = absent/"none").
 struct OpRule {
   std::string_view op;
+  std::string_view approximate;
+  int temps;
   std::vector<std::string_view> calls;
 };
 
 const std::vector<OpRule>& op_rules() {
   static const std::vector<OpRule> rules = {
-      {"add", {"Add({d}, {0}, {1}, {n})"}},
-      {"sub", {"Sub({d}, {0}, {1}, {n})"}},
-      {"mul", {"Mul({d}, {0}, {1}, {n})"}},
-      {"div", {"Div({d}, {0}, {1}, {n})"}},
-      {"neg", {"Muls({d}, {0}, -1.0f, {n})"}},
-      {"abs", {"Abs({d}, {0}, {n})"}},
-      {"reciprocal", {"Reciprocal({d}, {0}, {n})"}},
-      {"exp", {"Exp({d}, {0}, {n})"}},
-      {"log", {"Ln({d}, {0}, {n})"}},
-      {"sqrt", {"Sqrt({d}, {0}, {n})"}},
-      {"rsqrt", {"Rsqrt({d}, {0}, {n})"}},
-      {"relu", {"Relu({d}, {0}, {n})"}},
-      {"cube", {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {0}, {n})"}},
-      {"pow4", {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {d}, {n})"}},
-      {"rsquare", {"Mul({d}, {0}, {0}, {n})", "Reciprocal({d}, {d}, {n})"}},
+      {"add", "", 0, {"Add({d}, {0}, {1}, {n})"}},
+      {"sub", "", 0, {"Sub({d}, {0}, {1}, {n})"}},
+      {"mul", "", 0, {"Mul({d}, {0}, {1}, {n})"}},
+      {"div", "", 0, {"Div({d}, {0}, {1}, {n})"}},
+      {"neg", "", 0, {"Muls({d}, {0}, -1.0f, {n})"}},
+      {"abs", "", 0, {"Abs({d}, {0}, {n})"}},
+      {"reciprocal", "", 0, {"Reciprocal({d}, {0}, {n})"}},
+      {"exp", "", 0, {"Exp({d}, {0}, {n})"}},
+      {"log", "", 0, {"Ln({d}, {0}, {n})"}},
+      {"sqrt", "", 0, {"Sqrt({d}, {0}, {n})"}},
+      {"rsqrt", "", 0, {"Rsqrt({d}, {0}, {n})"}},
+      {"relu", "", 0, {"Relu({d}, {0}, {n})"}},
+      {"cube", "", 0, {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {0}, {n})"}},
+      {"pow4", "", 0, {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {d}, {n})"}},
+      {"rsquare", "", 0, {"Mul({d}, {0}, {0}, {n})", "Reciprocal({d}, {d}, {n})"}},
+      // 1 / (1 + exp(-x))
       {"sigmoid",
+       "",
+       0,
        {"Muls({d}, {0}, -1.0f, {n})", "Exp({d}, {d}, {n})", "Adds({d}, {d}, 1.0f, {n})",
         "Reciprocal({d}, {d}, {n})"}},
+      // x * sigmoid(x)
       {"silu",
+       "",
+       0,
        {"Muls({d}, {0}, -1.0f, {n})", "Exp({d}, {d}, {n})", "Adds({d}, {d}, 1.0f, {n})",
         "Reciprocal({d}, {d}, {n})", "Mul({d}, {0}, {d}, {n})"}},
+      // 0.5 * x * (1 + erf(x / sqrt 2)) = 0.5 * (x + |x| * erf(|x| / sqrt 2)) (erf is odd), erf
+      // of a = |x| / sqrt 2 >= 0 as 1 - t * P(t) * exp(-a^2), t = 1 / (1 + p a) (Abramowitz and
+      // Stegun 7.1.26, absolute error <= 1.5e-7).
+      {"gelu",
+       "",
+       2,
+       {"Abs({t0}, {0}, {n})",
+        "Muls({t0}, {t0}, 0.70710678f, {n})",
+        "Mul({d}, {t0}, {t0}, {n})",
+        "Muls({d}, {d}, -1.0f, {n})",
+        "Exp({d}, {d}, {n})",
+        "Muls({t0}, {t0}, 0.3275911f, {n})",
+        "Adds({t0}, {t0}, 1.0f, {n})",
+        "Reciprocal({t0}, {t0}, {n})",
+        "Muls({t1}, {t0}, 1.061405429f, {n})",
+        "Adds({t1}, {t1}, -1.453152027f, {n})",
+        "Mul({t1}, {t1}, {t0}, {n})",
+        "Adds({t1}, {t1}, 1.421413741f, {n})",
+        "Mul({t1}, {t1}, {t0}, {n})",
+        "Adds({t1}, {t1}, -0.284496736f, {n})",
+        "Mul({t1}, {t1}, {t0}, {n})",
+        "Adds({t1}, {t1}, 0.254829592f, {n})",
+        "Mul({t1}, {t1}, {t0}, {n})",
+        "Mul({d}, {d}, {t1}, {n})",
+        "Muls({d}, {d}, -1.0f, {n})",
+        "Adds({d}, {d}, 1.0f, {n})",
+        "Abs({t0}, {0}, {n})",
+        "Mul({d}, {d}, {t0}, {n})",
+        "Add({d}, {d}, {0}, {n})",
+        "Muls({d}, {d}, 0.5f, {n})"}},
+      // 0.5 x (1 + tanh(z)) = x * sigmoid(2 z), z = sqrt(2 / pi) * (x + 0.044715 x^3)
+      {"gelu",
+       "tanh",
+       0,
+       {"Mul({d}, {0}, {0}, {n})", "Muls({d}, {d}, 0.044715f, {n})", "Adds({d}, {d}, 1.0f, {n})",
+        "Mul({d}, {d}, {0}, {n})", "Muls({d}, {d}, -1.5957691216f, {n})", "Exp({d}, {d}, {n})",
+        "Adds({d}, {d}, 1.0f, {n})", "Div({d}, {0}, {d}, {n})"}},
   };
   return rules;
 }
 
-const OpRule* find_rule(const std::string& op) {
+/// The rule computing node n (its op and `approximate` attribute), or nullptr.
+const OpRule* find_rule(const AscNode& n) {
+  std::string approximate;
+  auto it = n.attrs.find("approximate");
+  if (it != n.attrs.end() && std::holds_alternative<std::string>(it->second))
+    approximate = std::get<std::string>(it->second);
+  if (approximate == "none") approximate.clear();
   for (const OpRule& r : op_rules())
-    if (r.op == op) return &r;
+    if (r.op == n.op && r.approximate == approximate) return &r;
   return nullptr;
 }
 
@@ -112,7 +165,7 @@ std::string node_reason(const KernelContext& k, const AscNode& n) {
   if (n.op == "scalar")
     return float_literal(scalar_value(n)).empty() ? what + ": a non-finite constant" : "";
   if (n.op == "cast") return "";
-  if (!find_rule(n.op)) return what + ": no Ascend C mapping for this op";
+  if (!find_rule(n)) return what + ": no Ascend C mapping for this op";
   return "";
 }
 
@@ -172,6 +225,8 @@ class KernelPrinter {
                                     std::all_of(node.inputs.begin(), node.inputs.end(),
                                                 [&](int in) { return invariant_[in]; }));
         if (node.op == "cast") rounding_.push_back(static_cast<int>(i));
+        if (const OpRule* r = find_rule(node))
+          for (int t = 0; t < r->temps; ++t) temps_[static_cast<int>(i)].push_back(scratch_++);
       }
     }
     bytes_per_element_ += 4 * scratch_ + 2 * static_cast<int64_t>(rounding_.size());
@@ -232,8 +287,8 @@ class KernelPrinter {
     f += "  int64_t tile = 0, block = 0, block_dim = 0;\n";
     f += "  af_ascendc_tiling_elementwise(" + cpp_expr(k_, a) + ", " + cpp_expr(k_, b) + ", " +
          num(static_cast<size_t>(bytes_per_element_)) + ", " +
-         num(static_cast<size_t>(t_.ub_bytes)) + ", " + num(static_cast<size_t>(t_.cores)) +
-         ", &tile, &block, &block_dim);\n";
+         num(static_cast<size_t>(t_.ascend.ub_bytes)) + ", " +
+         num(static_cast<size_t>(t_.ascend.vector_cores)) + ", &tile, &block, &block_dim);\n";
     f += "  td->" + k_.sym_var.at(k_.tile_param) + " = tile;\n";
     f += "  td->" + k_.sym_var.at(k_.block_param) + " = block;\n";
     f += "  td->header.block_dim = block_dim;\n";
@@ -429,7 +484,7 @@ class KernelPrinter {
            "AscendC::Cast(" + d + ", " + tmp + ", AscendC::RoundMode::CAST_NONE, " + count + ");");
       return;
     }
-    const OpRule* rule = find_rule(n.op);
+    const OpRule* rule = find_rule(n);
     if (!rule) codegen_fail(g_, "%" + n.name + ": no Ascend C mapping for op '" + n.op + "'");
     bool first = true;
     for (std::string_view call : rule->calls) {
@@ -440,6 +495,9 @@ class KernelPrinter {
       };
       put("{d}", d);
       put("{n}", count);
+      auto temps = temps_.find(i);
+      for (size_t t = 0; temps != temps_.end() && t < temps->second.size(); ++t)
+        put("{t" + num(t) + "}", "v" + num(static_cast<size_t>(temps->second[t])));
       for (size_t a = 0; a < n.inputs.size(); ++a) put("{" + num(a) + "}", var_[n.inputs[a]]);
       line(depth, "AscendC::" + s + ";" + (first ? "  // " + c : ""));
       first = false;
@@ -469,6 +527,7 @@ class KernelPrinter {
   std::vector<std::string> var_;
   std::vector<bool> invariant_;
   std::vector<int> queued_, broadcast_, stores_, rounding_;
+  std::map<int, std::vector<int>> temps_;  // node -> its rule's scratch tiles
   int scratch_ = 0;
   int64_t bytes_per_element_ = 0;
 
@@ -547,18 +606,18 @@ std::string ascendc_reason(const AscGraph& g, const schedule::Target& t) {
     if (!r.empty()) return r;
   }
   int64_t bytes = KernelPrinter(k, t).bytes_per_element();
-  if (bytes * kRepeat > t.ub_bytes)
+  if (bytes * kRepeat > t.ascend.ub_bytes)
     return "a tile of " + std::to_string(kRepeat) + " elements needs " +
            std::to_string(bytes * kRepeat) + " B of UB, more than the target's " +
-           std::to_string(t.ub_bytes);
+           std::to_string(t.ascend.ub_bytes);
   return "";
 }
 
 EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
                                   const schedule::Target& t) {
   EmittedSource out;
-  out.code = "// Generated by autofuse: Ascend C kernels (UB " + std::to_string(t.ub_bytes) +
-             " B usable, " + std::to_string(t.cores) + " vector cores).\n";
+  out.code = "// Generated by autofuse: Ascend C kernels (UB " + std::to_string(t.ascend.ub_bytes) +
+             " B usable, " + std::to_string(t.ascend.vector_cores) + " vector cores).\n";
   out.code += kPrologue;
   std::set<std::string> names;
   for (const KernelUnit& u : kernels) {
@@ -571,7 +630,8 @@ EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
     if (!names.insert(k.name).second)
       throw CompileError("codegen: two kernels are named " + k.name + " in one source");
     out.code += KernelPrinter(k, t).print();
-    out.kernels.push_back({k.name, k.size_symbols, k.num_inputs, k.num_outputs});
+    out.kernels.push_back(
+        {k.name, k.size_symbols, k.num_inputs, k.num_outputs, schedule::TargetKind::AscendC});
   }
   return out;
 }

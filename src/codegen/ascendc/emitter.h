@@ -23,8 +23,8 @@ std::string ascendc_reason(const ascir::AscGraph& g, const schedule::Target& t);
 
 /// One Ascend C translation unit for `kernels` (plain kernels; each must have an empty
 /// ascendc_reason). Per kernel K: `struct K_TilingData`, `K_tiling` (tile: the largest multiple
-/// of 64 elements whose double-buffered queue slots and f32 scratch fit t.ub_bytes; block_dim
-/// at most t.cores), the kernel `K`, and under AF_ASCENDC_EMU the ABI's `K_kernel`. Throws
+/// of 64 elements whose double-buffered queue slots and f32 scratch fit t.ascend.ub_bytes; block_dim
+/// at most t.ascend.vector_cores), the kernel `K`, and under AF_ASCENDC_EMU the ABI's `K_kernel`. Throws
 /// CompileError naming the kernel otherwise.
 EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
                                   const schedule::Target& t);
