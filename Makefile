@@ -71,12 +71,18 @@ HOST_ISAS = isas=$$($(PY) -c "import autofuse; print(' '.join(autofuse.host_isas
 
 # Differential fuzzing against eager PyTorch, 500 cases each: elementwise programs
 # (tests/python/test_random_graphs.py), programs with reductions (test_random_reduce_graphs.py)
-# and programs with torch.cat (test_random_concat_graphs.py); once per kernel ISA of the host.
+# and programs with torch.cat (test_random_concat_graphs.py); once per kernel ISA of the host,
+# then once on the ascendc target (every kernel the Ascend C emitter prints runs against
+# ascendc_emu).
 fuzz: build
 	@$(HOST_ISAS) && for isa in $$isas; do echo "== fuzz, isa $$isa"; \
 	  AUTOFUSE_ISA=$$isa AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q \
 	  tests/python/test_random_graphs.py tests/python/test_random_reduce_graphs.py \
-	  tests/python/test_random_concat_graphs.py || exit 1; done
+	  tests/python/test_random_concat_graphs.py || exit 1; done; \
+	echo "== fuzz, target ascendc"; AUTOFUSE_TARGET=ascendc AUTOFUSE_FUZZ_ASCENDC_CASES=0 \
+	  AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q \
+	  tests/python/test_random_graphs.py tests/python/test_random_reduce_graphs.py \
+	  tests/python/test_random_concat_graphs.py
 
 # PyTorch's OpInfo samples in full (tests/python/test_opinfo.py): every sample of every op we
 # fuse, in every dtype it takes, once per kernel ISA of the host; `make test` runs the largest

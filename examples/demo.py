@@ -159,6 +159,12 @@ def run(name: str, model: nn.Module, x, repeats: int, out_dir: str) -> None:
     print()
     print(f"generated kernels: {report.num_kernels}, replacing {report.fused_compute_ops} eager ops "
           f"({report.compute_ops - report.fused_compute_ops} of {report.compute_ops} computing ops left to ATen)")
+    targets = [r.program.kernel_target(k) for r in records if r.program is not None
+               for k in range(r.program.num_kernels())]
+    if "ascendc" in targets:  # AUTOFUSE_TARGET=ascendc: Ascend C run against ascendc_emu
+        print(f"kernels in Ascend C (run against ascendc_emu; a device-rule violation would raise): "
+              f"{targets.count('ascendc')}; in C++ (no Ascend C printer for them yet): "
+              f"{targets.count('cpu')}")
     for path in pictures(report):
         print(f"picture of the fused graph: {path}")
     print(f"max abs error vs eager: {err:.3g} (torch.testing.assert_close passed)")

@@ -9,6 +9,7 @@
 #include <set>
 #include <string_view>
 
+#include "codegen/ascendc/op_rules.h"
 #include "codegen/loop_nest.h"
 #include "graph/op_registry.h"
 #include "support/error.h"
@@ -20,98 +21,6 @@ using ascir::AscGraph;
 using ascir::AscNode;
 
 constexpr int64_t kRepeat = 64;  // f32 elements of one 256-byte vector repeat: the tile unit
-
-/// One row of the op table: the vector API calls computing the op into {d} from operands {0},
-/// {1} over {n} elements, in f32, with `temps` scratch tiles {t0}, {t1} (docs/ascendc.md
-/// "Compute"). `approximate`: the value of the op's attribute it serves ("" = absent/"none").
-struct OpRule {
-  std::string_view op;
-  std::string_view approximate;
-  int temps;
-  std::vector<std::string_view> calls;
-};
-
-const std::vector<OpRule>& op_rules() {
-  static const std::vector<OpRule> rules = {
-      {"add", "", 0, {"Add({d}, {0}, {1}, {n})"}},
-      {"sub", "", 0, {"Sub({d}, {0}, {1}, {n})"}},
-      {"mul", "", 0, {"Mul({d}, {0}, {1}, {n})"}},
-      {"div", "", 0, {"Div({d}, {0}, {1}, {n})"}},
-      {"neg", "", 0, {"Muls({d}, {0}, -1.0f, {n})"}},
-      {"abs", "", 0, {"Abs({d}, {0}, {n})"}},
-      {"reciprocal", "", 0, {"Reciprocal({d}, {0}, {n})"}},
-      {"exp", "", 0, {"Exp({d}, {0}, {n})"}},
-      {"log", "", 0, {"Ln({d}, {0}, {n})"}},
-      {"sqrt", "", 0, {"Sqrt({d}, {0}, {n})"}},
-      {"rsqrt", "", 0, {"Rsqrt({d}, {0}, {n})"}},
-      {"relu", "", 0, {"Relu({d}, {0}, {n})"}},
-      {"cube", "", 0, {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {0}, {n})"}},
-      {"pow4", "", 0, {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {d}, {n})"}},
-      {"rsquare", "", 0, {"Mul({d}, {0}, {0}, {n})", "Reciprocal({d}, {d}, {n})"}},
-      // 1 / (1 + exp(-x))
-      {"sigmoid",
-       "",
-       0,
-       {"Muls({d}, {0}, -1.0f, {n})", "Exp({d}, {d}, {n})", "Adds({d}, {d}, 1.0f, {n})",
-        "Reciprocal({d}, {d}, {n})"}},
-      // x * sigmoid(x)
-      {"silu",
-       "",
-       0,
-       {"Muls({d}, {0}, -1.0f, {n})", "Exp({d}, {d}, {n})", "Adds({d}, {d}, 1.0f, {n})",
-        "Reciprocal({d}, {d}, {n})", "Mul({d}, {0}, {d}, {n})"}},
-      // 0.5 * x * (1 + erf(x / sqrt 2)) = 0.5 * (x + |x| * erf(|x| / sqrt 2)) (erf is odd), erf
-      // of a = |x| / sqrt 2 >= 0 as 1 - t * P(t) * exp(-a^2), t = 1 / (1 + p a) (Abramowitz and
-      // Stegun 7.1.26, absolute error <= 1.5e-7).
-      {"gelu",
-       "",
-       2,
-       {"Abs({t0}, {0}, {n})",
-        "Muls({t0}, {t0}, 0.70710678f, {n})",
-        "Mul({d}, {t0}, {t0}, {n})",
-        "Muls({d}, {d}, -1.0f, {n})",
-        "Exp({d}, {d}, {n})",
-        "Muls({t0}, {t0}, 0.3275911f, {n})",
-        "Adds({t0}, {t0}, 1.0f, {n})",
-        "Reciprocal({t0}, {t0}, {n})",
-        "Muls({t1}, {t0}, 1.061405429f, {n})",
-        "Adds({t1}, {t1}, -1.453152027f, {n})",
-        "Mul({t1}, {t1}, {t0}, {n})",
-        "Adds({t1}, {t1}, 1.421413741f, {n})",
-        "Mul({t1}, {t1}, {t0}, {n})",
-        "Adds({t1}, {t1}, -0.284496736f, {n})",
-        "Mul({t1}, {t1}, {t0}, {n})",
-        "Adds({t1}, {t1}, 0.254829592f, {n})",
-        "Mul({t1}, {t1}, {t0}, {n})",
-        "Mul({d}, {d}, {t1}, {n})",
-        "Muls({d}, {d}, -1.0f, {n})",
-        "Adds({d}, {d}, 1.0f, {n})",
-        "Abs({t0}, {0}, {n})",
-        "Mul({d}, {d}, {t0}, {n})",
-        "Add({d}, {d}, {0}, {n})",
-        "Muls({d}, {d}, 0.5f, {n})"}},
-      // 0.5 x (1 + tanh(z)) = x * sigmoid(2 z), z = sqrt(2 / pi) * (x + 0.044715 x^3)
-      {"gelu",
-       "tanh",
-       0,
-       {"Mul({d}, {0}, {0}, {n})", "Muls({d}, {d}, 0.044715f, {n})", "Adds({d}, {d}, 1.0f, {n})",
-        "Mul({d}, {d}, {0}, {n})", "Muls({d}, {d}, -1.5957691216f, {n})", "Exp({d}, {d}, {n})",
-        "Adds({d}, {d}, 1.0f, {n})", "Div({d}, {0}, {d}, {n})"}},
-  };
-  return rules;
-}
-
-/// The rule computing node n (its op and `approximate` attribute), or nullptr.
-const OpRule* find_rule(const AscNode& n) {
-  std::string approximate;
-  auto it = n.attrs.find("approximate");
-  if (it != n.attrs.end() && std::holds_alternative<std::string>(it->second))
-    approximate = std::get<std::string>(it->second);
-  if (approximate == "none") approximate.clear();
-  for (const OpRule& r : op_rules())
-    if (r.op == n.op && r.approximate == approximate) return &r;
-  return nullptr;
-}
 
 /// Ascend C's element type of a dtype a kernel moves ("" for one it does not).
 std::string_view device_type(DType t) {
@@ -147,6 +56,22 @@ sym::Expr lane_stride(const KernelContext& k, const AscNode& n) {
   for (size_t d = 0; d < n.out.axes.size(); ++d)
     if (n.out.axes[d] == k.vec || n.out.axes[d] == k.vec_parent) s = s + n.out.strides[d];
   return s;
+}
+
+/// Data nodes of k loaded along the vectorized axis: each takes a VECIN queue.
+int queued_inputs(const KernelContext& k) {
+  const AscGraph& g = *k.g;
+  int count = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const AscNode& n = g.nodes[i];
+    if (n.op != "data" || lane_stride(k, n) == sym::Expr(0)) continue;
+    for (const AscNode& u : g.nodes)
+      if (u.op == "load" && u.inputs.at(0) == static_cast<int>(i)) {
+        ++count;
+        break;
+      }
+  }
+  return count;
 }
 
 /// The node-level reason (see ascendc_reason) or "".
@@ -233,18 +158,7 @@ class KernelPrinter {
   }
 
   /// Queue slots per input: two (double buffering) while the 8 VECIN buffers allow.
-  int in_slots() const { return inputs_loaded() <= 4 ? 2 : 1; }
-  int inputs_loaded() const {
-    int count = 0;
-    for (size_t i = 0; i < g_.nodes.size(); ++i)
-      if (g_.nodes[i].op == "data")
-        for (int u : users_[i])
-          if (g_.nodes[u].op == "load") {
-            ++count;
-            break;
-          }
-    return count;
-  }
+  int in_slots() const { return queued_inputs(k_) <= 4 ? 2 : 1; }
 
   /// Whether cast node i rounds (to f16/bf16 inside the kernel: not only feeding its stores).
   bool rounds(int i) const {
@@ -401,18 +315,26 @@ class KernelPrinter {
            std::find(broadcast_.begin(), broadcast_.end(), i) != broadcast_.end();
   }
 
+  /// A block taking tensor `t` of node i's queue (`take`: "AllocTensor" or "DeQue"), running
+  /// `body` on it and handing it on (`give`: "EnQue" or "FreeTensor").
+  void staged(int depth, int i, const std::string& take, const std::vector<std::string>& body,
+              const std::string& give) {
+    std::string T = type_of(i), q = "que" + num(static_cast<size_t>(i));
+    line(depth, "{");
+    line(depth + 1, "AscendC::LocalTensor<" + T + "> t = " + q + "." + take + "<" + T + ">();");
+    for (const std::string& b : body) line(depth + 1, b);
+    line(depth + 1, q + "." + give + "(t);");
+    line(depth, "}");
+  }
+
   /// One tile: CopyIn, Compute, CopyOut.
   void body(int depth) {
+    auto at = [&](int i) {
+      return "gm" + num(static_cast<size_t>(i)) + "[o" + num(static_cast<size_t>(i)) + "]";
+    };
     line(depth, "// CopyIn");
-    for (int d : queued_) {
-      std::string T = type_of(d), q = "que" + num(static_cast<size_t>(d));
-      line(depth, "{");
-      line(depth + 1, "AscendC::LocalTensor<" + T + "> t = " + q + ".AllocTensor<" + T + ">();");
-      line(depth + 1, "af_copy_in(t, gm" + num(static_cast<size_t>(d)) + "[o" +
-                          num(static_cast<size_t>(d)) + "], n);");
-      line(depth + 1, q + ".EnQue(t);");
-      line(depth, "}");
-    }
+    for (int d : queued_)
+      staged(depth, d, "AllocTensor", {"af_copy_in(t, " + at(d) + ", n);"}, "EnQue");
     line(depth, "// Compute");
     for (int d : queued_) {
       std::string T = type_of(d);
@@ -422,30 +344,19 @@ class KernelPrinter {
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (!invariant_[i] && g_.nodes[i].op != "store") compute(depth, static_cast<int>(i), "nr");
     for (int s : stores_) {
-      std::string T = type_of(s), q = "que" + num(static_cast<size_t>(s));
       const std::string& v = var_[g_.nodes[s].inputs[0]];
-      line(depth, "{");
-      line(depth + 1, "AscendC::LocalTensor<" + T + "> t = " + q + ".AllocTensor<" + T + ">();");
-      if (g_.nodes[s].out.dtype == DType::F32)
-        line(depth + 1, "AscendC::DataCopy(t, " + v + ", static_cast<uint32_t>(nr));");
-      else
-        line(depth + 1, "AscendC::Cast(t, " + v + ", AscendC::RoundMode::CAST_RINT, nr);");
-      line(depth + 1, q + ".EnQue(t);");
-      line(depth, "}");
+      staged(depth, s, "AllocTensor",
+             {g_.nodes[s].out.dtype == DType::F32
+                  ? "AscendC::DataCopy(t, " + v + ", static_cast<uint32_t>(nr));"
+                  : "AscendC::Cast(t, " + v + ", AscendC::RoundMode::CAST_RINT, nr);"},
+             "EnQue");
     }
     for (int d : queued_)
       line(depth, "que" + num(static_cast<size_t>(d)) + ".FreeTensor(x" +
                       num(static_cast<size_t>(d)) + ");");
     line(depth, "// CopyOut");
-    for (int s : stores_) {
-      std::string T = type_of(s), q = "que" + num(static_cast<size_t>(s));
-      line(depth, "{");
-      line(depth + 1, "AscendC::LocalTensor<" + T + "> t = " + q + ".DeQue<" + T + ">();");
-      line(depth + 1, "af_copy_out(gm" + num(static_cast<size_t>(s)) + "[o" +
-                          num(static_cast<size_t>(s)) + "], t, n);");
-      line(depth + 1, q + ".FreeTensor(t);");
-      line(depth, "}");
-    }
+    for (int s : stores_)
+      staged(depth, s, "DeQue", {"af_copy_out(" + at(s) + ", t, n);"}, "FreeTensor");
   }
 
   /// The calls computing node i's f32 value over `count` elements (nothing for aliases).
@@ -601,10 +512,24 @@ std::string ascendc_reason(const AscGraph& g, const schedule::Target& t) {
   } catch (const CompileError& e) {
     return e.what();
   }
-  for (const AscNode& n : g.nodes) {
+  int stores = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const AscNode& n = g.nodes[i];
     std::string r = node_reason(k, n);
     if (!r.empty()) return r;
+    if (n.op != "store") continue;
+    ++stores;
+    int outputs = 0;
+    for (const AscNode& u : g.nodes)
+      outputs += u.op == "output" && u.inputs.at(0) == static_cast<int>(i);
+    if (outputs != 1)
+      return "%" + n.name + ": a store read by " + std::to_string(outputs) + " outputs";
   }
+  // At most 8 queue buffers per TPosition: one VECOUT queue of 2 slots per store, a VECIN
+  // queue (of 1 slot past 4 inputs) per input.
+  if (queued_inputs(k) > 8)
+    return std::to_string(queued_inputs(k)) + " inputs need more than the 8 VECIN buffers";
+  if (stores > 4) return std::to_string(stores) + " outputs need more than the 8 VECOUT buffers";
   int64_t bytes = KernelPrinter(k, t).bytes_per_element();
   if (bytes * kRepeat > t.ascend.ub_bytes)
     return "a tile of " + std::to_string(kRepeat) + " elements needs " +

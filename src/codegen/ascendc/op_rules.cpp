@@ -1,0 +1,73 @@
+// The Ascend C emitter's op table (op_rules.h).
+#include "codegen/ascendc/op_rules.h"
+
+#include <string>
+#include <variant>
+
+namespace af::codegen {
+
+const std::vector<OpRule>& op_rules() {
+  // clang-format off
+  static const std::vector<OpRule> rules = {
+      {"add", "", 0, {"Add({d}, {0}, {1}, {n})"}},
+      {"sub", "", 0, {"Sub({d}, {0}, {1}, {n})"}},
+      {"mul", "", 0, {"Mul({d}, {0}, {1}, {n})"}},
+      {"div", "", 0, {"Div({d}, {0}, {1}, {n})"}},
+      {"neg", "", 0, {"Muls({d}, {0}, -1.0f, {n})"}},
+      {"abs", "", 0, {"Abs({d}, {0}, {n})"}},
+      {"reciprocal", "", 0, {"Reciprocal({d}, {0}, {n})"}},
+      {"exp", "", 0, {"Exp({d}, {0}, {n})"}},
+      {"log", "", 0, {"Ln({d}, {0}, {n})"}},
+      {"sqrt", "", 0, {"Sqrt({d}, {0}, {n})"}},
+      {"rsqrt", "", 0, {"Rsqrt({d}, {0}, {n})"}},
+      {"relu", "", 0, {"Relu({d}, {0}, {n})"}},
+      {"cube", "", 0, {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {0}, {n})"}},
+      {"pow4", "", 0, {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {d}, {n})"}},
+      {"rsquare", "", 0, {"Mul({d}, {0}, {0}, {n})", "Reciprocal({d}, {d}, {n})"}},
+      // 1 / (1 + exp(-x))
+      {"sigmoid", "", 0, {"Muls({d}, {0}, -1.0f, {n})", "Exp({d}, {d}, {n})",
+                          "Adds({d}, {d}, 1.0f, {n})", "Reciprocal({d}, {d}, {n})"}},
+      // x * sigmoid(x)
+      {"silu", "", 0, {"Muls({d}, {0}, -1.0f, {n})", "Exp({d}, {d}, {n})",
+                       "Adds({d}, {d}, 1.0f, {n})", "Reciprocal({d}, {d}, {n})",
+                       "Mul({d}, {0}, {d}, {n})"}},
+      // 0.5 * x * (1 + erf(x / sqrt 2)) = 0.5 * (x + |x| * erf(|x| / sqrt 2)) (erf is odd), erf
+      // of a = |x| / sqrt 2 >= 0 as 1 - t * P(t) * exp(-a^2), t = 1 / (1 + p a) (Abramowitz and
+      // Stegun 7.1.26, absolute error <= 1.5e-7). {t0}: a, then t, then |x|; {t1}: t * P(t).
+      {"gelu", "", 2, {"Abs({t0}, {0}, {n})", "Muls({t0}, {t0}, 0.70710678f, {n})",
+                       "Mul({d}, {t0}, {t0}, {n})", "Muls({d}, {d}, -1.0f, {n})",
+                       "Exp({d}, {d}, {n})",
+                       "Muls({t0}, {t0}, 0.3275911f, {n})", "Adds({t0}, {t0}, 1.0f, {n})",
+                       "Reciprocal({t0}, {t0}, {n})",
+                       "Muls({t1}, {t0}, 1.061405429f, {n})", "Adds({t1}, {t1}, -1.453152027f, {n})",
+                       "Mul({t1}, {t1}, {t0}, {n})", "Adds({t1}, {t1}, 1.421413741f, {n})",
+                       "Mul({t1}, {t1}, {t0}, {n})", "Adds({t1}, {t1}, -0.284496736f, {n})",
+                       "Mul({t1}, {t1}, {t0}, {n})", "Adds({t1}, {t1}, 0.254829592f, {n})",
+                       "Mul({t1}, {t1}, {t0}, {n})",
+                       "Mul({d}, {d}, {t1}, {n})", "Muls({d}, {d}, -1.0f, {n})",
+                       "Adds({d}, {d}, 1.0f, {n})",
+                       "Abs({t0}, {0}, {n})", "Mul({d}, {d}, {t0}, {n})",
+                       "Add({d}, {d}, {0}, {n})", "Muls({d}, {d}, 0.5f, {n})"}},
+      // 0.5 x (1 + tanh(z)) = x * sigmoid(2 z) = x / (1 + exp(-2 z)),
+      // z = sqrt(2 / pi) * (x + 0.044715 x^3)
+      {"gelu", "tanh", 0, {"Mul({d}, {0}, {0}, {n})", "Muls({d}, {d}, 0.044715f, {n})",
+                           "Adds({d}, {d}, 1.0f, {n})", "Mul({d}, {d}, {0}, {n})",
+                           "Muls({d}, {d}, -1.5957691216f, {n})", "Exp({d}, {d}, {n})",
+                           "Adds({d}, {d}, 1.0f, {n})", "Div({d}, {0}, {d}, {n})"}},
+  };
+  // clang-format on
+  return rules;
+}
+
+const OpRule* find_rule(const ascir::AscNode& n) {
+  std::string approximate;
+  auto it = n.attrs.find("approximate");
+  if (it != n.attrs.end() && std::holds_alternative<std::string>(it->second))
+    approximate = std::get<std::string>(it->second);
+  if (approximate == "none") approximate.clear();
+  for (const OpRule& r : op_rules())
+    if (r.op == n.op && r.approximate == approximate) return &r;
+  return nullptr;
+}
+
+}  // namespace af::codegen

@@ -1,0 +1,27 @@
+// The Ascend C emitter's op table: how each AscIR compute op becomes count-form calls of the
+// Ascend C vector API in f32 (docs/ascendc.md "Compute"). Rules as data: a row per op.
+#pragma once
+#include <string_view>
+#include <vector>
+
+#include "ascir/asc_graph.h"
+
+namespace af::codegen {
+
+/// One row of the op table: the vector API calls (without "AscendC::") computing the op into
+/// {d} from operands {0}, {1} over {n} elements, in f32, with `temps` scratch tiles {t0}, {t1}.
+/// `approximate`: the value of the op's attribute it serves ("" = absent or "none").
+struct OpRule {
+  std::string_view op;
+  std::string_view approximate;
+  int temps;
+  std::vector<std::string_view> calls;
+};
+
+/// Every row.
+const std::vector<OpRule>& op_rules();
+
+/// The rule computing node `n` (its op and `approximate` attribute), or nullptr.
+const OpRule* find_rule(const ascir::AscNode& n);
+
+}  // namespace af::codegen
