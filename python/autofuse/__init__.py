@@ -19,9 +19,11 @@ from .backend import (
 )
 from .config import CompilerConfig
 from .explain import ExplainReport, explain
+from .export_ascendc import AscendcExport, export_ascendc
 from .log import configure as _configure_logging, logger
 
 __all__ = [
+    "AscendcExport",
     "CompilerConfig",
     "ExplainReport",
     "GraphRecord",
@@ -29,6 +31,7 @@ __all__ = [
     "collect_records",
     "compiled_graphs",
     "explain",
+    "export_ascendc",
     "get_backend",
     "host_isas",
     "logger",

@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "codegen/ascendc/emitter.h"
 #include "fusion/dot.h"
 #include "fusion/lower.h"
 #include "fusion/printer.h"
@@ -505,6 +506,30 @@ NB_MODULE(_C, m) {
           },
           "Tuning counters of the table this program uses: choices measured and found (the "
           "table is shared by the programs of a process that use the same file).")
+      .def(
+          "ascendc_package",
+          [](const Program& p, const std::string& name) {
+            af::schedule::Target t = p.target;
+            t.kind = af::schedule::TargetKind::AscendC;
+            std::vector<af::codegen::KernelUnit> ascend;
+            std::map<std::string, std::string> skipped;
+            for (const af::codegen::KernelUnit& u : af::kernel_units(p.prog.fused)) {
+              std::string why = u.input_map.empty() && u.segments.size() == 1
+                                    ? af::codegen::ascendc_reason(*u.segments[0], t)
+                                    : "a concat kernel has no Ascend C printer yet";
+              if (why.empty())
+                ascend.push_back(u);
+              else
+                skipped[u.name] = why;
+            }
+            std::map<std::string, std::string> files;
+            if (!ascend.empty()) files = af::codegen::ascendc_package(ascend, t, name);
+            return std::make_pair(files, skipped);
+          },
+          nb::arg("name"),
+          "(files, skipped): the CANN-style package of the kernels the Ascend C emitter "
+          "prints (file name -> text: codegen/ascendc/emitter.h ascendc_package) and, for each "
+          "other kernel, why not.")
       .def(
           "kernel_target",
           [](const Program& p, int k) {

@@ -7,6 +7,7 @@
 // emulation), so the runtime launches it like a CPU kernel. A printer of the final scheduled
 // AscIR: loop order, merged axes, splits and strides are read from the graph.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,20 @@ std::string ascendc_reason(const ascir::AscGraph& g, const schedule::Target& t);
 
 /// One Ascend C translation unit for `kernels` (plain kernels; each must have an empty
 /// ascendc_reason). Per kernel K: `struct K_TilingData`, `K_tiling` (tile: the largest multiple
-/// of 64 elements whose double-buffered queue slots and f32 scratch fit t.ascend.ub_bytes; block_dim
-/// at most t.ascend.vector_cores), the kernel `K`, and under AF_ASCENDC_EMU the ABI's `K_kernel`. Throws
-/// CompileError naming the kernel otherwise.
+/// of 64 elements whose double-buffered queue slots and f32 scratch fit t.ascend.ub_bytes;
+/// block_dim at most t.ascend.vector_cores), the kernel `K`, and under AF_ASCENDC_EMU the ABI's
+/// `K_kernel`. Throws CompileError naming the kernel otherwise.
 EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
                                   const schedule::Target& t);
+
+/// The sources of a CANN-style package of `kernels` (each with an empty ascendc_reason), by
+/// file name: `<name>_tiling.h` (the TilingData structs, the tiling functions' declarations),
+/// `<name>_tiling.cpp` (the host tiling functions) and `<name>_kernels.cpp` (the __aicore__
+/// kernels), each including autofuse_abi.h, autofuse_ascendc_tiling.h or autofuse_cpu_int.h
+/// from runtime/include. Built only by CANN's Ascend C toolchain: unverified here.
+std::map<std::string, std::string> ascendc_package(const std::vector<KernelUnit>& kernels,
+                                                   const schedule::Target& t,
+                                                   const std::string& name);
 
 /// Compiler flags for building the emitted source against ascendc_emu with g++: -O2 -fPIC
 /// -shared -std=c++17 -ffp-contract=off -fno-fast-math -DAF_ASCENDC_EMU. Add

@@ -8,7 +8,12 @@
 
 #include "autofuse_abi.h"
 
-#define AF_INLINE static inline __attribute__((always_inline))
+/* AF_DEVICE qualifies the helpers for a device compiler: Ascend C sources define it as
+ * __aicore__ before including this header. */
+#ifndef AF_DEVICE
+#define AF_DEVICE
+#endif
+#define AF_INLINE static inline __attribute__((always_inline)) AF_DEVICE
 /* How generated sources export K_tiling and K_kernel. */
 #define AF_EXPORT extern "C" __attribute__((visibility("default")))
 
