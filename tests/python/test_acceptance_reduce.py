@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 import autofuse
 from autofuse.backend import fused_op_count
-from helpers import compile_fn, kernel_steps, reference_in_float
+from helpers import compile_fn, kernel_steps, kernel_targets, reference_in_float
 
 EPS = 1e-6
 
@@ -107,6 +107,18 @@ def test_norm_is_one_kernel(fn, shape, dtype):
     x = torch.randn(shape, dtype=dtype)
     rec = check_one_kernel(fn, x, *PATTERNS[fn](x))
     assert "reduce_" in rec.graph_text
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 7), (4, 128, 768)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("fn", list(PATTERNS), ids=lambda f: f.__name__)
+def test_norm_is_one_ascendc_kernel(fn, shape, dtype, monkeypatch):
+    # On the ascendc target the row reduction is Ascend C (whole rows in UB, ReduceSum /
+    # ReduceMax), run against ascendc_emu; a device-rule violation would make the graph fall back.
+    monkeypatch.setenv("AUTOFUSE_TARGET", "ascendc")
+    x = torch.randn(shape, dtype=dtype)
+    rec = check_one_kernel(fn, x, *PATTERNS[fn](x))
+    assert kernel_targets(rec) == ["ascendc"], rec.program.source()[:400]
 
 
 OUTER_AND_MIDDLE = [

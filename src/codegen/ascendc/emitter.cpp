@@ -74,16 +74,52 @@ int queued_inputs(const KernelContext& k) {
   return count;
 }
 
+/// Whether k's schedule is reduce_inner (whole rows in UB, reduced by ReduceSum/ReduceMax).
+bool rows_in_ub(const KernelContext& k) {
+  return k.g->schedule->family == ascir::ScheduleFamily::ReduceInner;
+}
+
+/// Whether node i of k is computed per element (else once per row: a reduction's result and
+/// what follows from it).
+bool full(const KernelContext& k, int i) {
+  return !rows_in_ub(k) || k.plan.full.at(static_cast<size_t>(i));
+}
+
+/// The reductions the Ascend C emitter prints: the vector API call, and whether the result is
+/// divided by the row length.
+struct ReduceCall {
+  std::string_view op, call;
+  bool mean;
+};
+constexpr ReduceCall kReduceCalls[] = {
+    {"reduce_sum", "ReduceSum", false},
+    {"reduce_mean", "ReduceSum", true},
+    {"reduce_max", "ReduceMax", false},
+};
+
+const ReduceCall* find_reduce(const std::string& op) {
+  for (const ReduceCall& r : kReduceCalls)
+    if (r.op == op) return &r;
+  return nullptr;
+}
+
 /// The node-level reason (see ascendc_reason) or "".
-std::string node_reason(const KernelContext& k, const AscNode& n) {
+std::string node_reason(const KernelContext& k, int i) {
+  const AscNode& n = k.g->nodes[static_cast<size_t>(i)];
   const std::string what = "%" + n.name + " (" + n.op + ")";
   if (n.op == "output") return "";
   if (device_type(n.out.dtype).empty())
     return what + ": dtype " + std::string(dtype_name(n.out.dtype)) + " has no Ascend C mapping";
   if (n.op == "data" || n.op == "store") {
     sym::Expr s = lane_stride(k, n);
-    if (s != sym::Expr(1) && !(n.op == "data" && s == sym::Expr(0)))
+    bool row_store = n.op == "store" && s == sym::Expr(0) && !full(k, i);
+    if (s != sym::Expr(1) && !(n.op == "data" && s == sym::Expr(0)) && !row_store)
       return what + ": stride " + s.str() + " along the vectorized axis (a gather/scatter)";
+    return "";
+  }
+  if (graph::is_reduce_op(n.op)) {
+    if (!find_reduce(n.op)) return what + ": no Ascend C reduction for this op";
+    if (!full(k, n.inputs.at(0))) return what + ": reduces a row value";
     return "";
   }
   if (n.op == "load" || n.op == "broadcast") return "";
@@ -149,6 +185,8 @@ class KernelPrinter {
       } else if (node.op == "store") {
         stores_.push_back(static_cast<int>(i));
         bytes_per_element_ += dtype_size(node.out.dtype) * 2;
+      } else if (node.op == "broadcast" && expands(static_cast<int>(i))) {
+        var_[i] = "v" + num(scratch_++);  // a row value spread over the row
       } else if (node.op == "broadcast" || (node.op == "cast" && !rounds(static_cast<int>(i)))) {
         var_[i] = var_[node.inputs[0]];
         invariant_[i] = invariant_[node.inputs[0]];
@@ -161,12 +199,44 @@ class KernelPrinter {
             node.op == "scalar" || (node.op != "load" && !node.inputs.empty() &&
                                     std::all_of(node.inputs.begin(), node.inputs.end(),
                                                 [&](int in) { return invariant_[in]; }));
+        if (!invariant_[i] && !full(k_, static_cast<int>(i))) {  // one repeat per row
+          --scratch_;
+          var_[i] = "r" + num(row_values_++);
+        }
         if (node.op == "cast") rounding_.push_back(static_cast<int>(i));
+        if (graph::is_reduce_op(node.op)) reduces_ = true;
         if (const OpRule* r = find_rule(node))
           for (int t = 0; t < r->temps; ++t) temps_[static_cast<int>(i)].push_back(scratch_++);
       }
     }
     bytes_per_element_ += 4 * scratch_ + 2 * static_cast<int64_t>(rounding_.size());
+    if (reduces_) bytes_per_element_ += 4;  // the reductions' work tile
+    for (size_t i = 0; i < n; ++i) {
+      const AscNode& node = g_.nodes[i];
+      if (!full(k_, static_cast<int>(i)) || invariant_[i] || node.op == "broadcast" ||
+          node.op == "store")
+        continue;
+      for (int in : node.inputs)
+        if (!full(k_, in) && !invariant_[in] && g_.nodes[in].op != "data")
+          reason_ = "%" + node.name + " reads the row value %" + g_.nodes[in].name +
+                    " without a broadcast";
+    }
+  }
+
+  /// The UB bytes left for tiles: the target's, less the row values' fixed repeats.
+  int64_t ub_for_tiles() const { return t_.ascend.ub_bytes - int64_t{row_values_} * kRepeat * 4; }
+
+  /// Whether broadcast node i spreads a row value (one per row) over the row.
+  bool expands(int i) const {
+    int in = g_.nodes[i].inputs.at(0);
+    return full(k_, i) && !full(k_, in) && !invariant_[in];
+  }
+
+  /// The elements node i's value is computed over: a tile (nr), a row value's one repeat, or a
+  /// kernel-invariant value's whole buffer (ub_tile).
+  std::string count_of(int i) const {
+    if (invariant_[i]) return "ub_tile";
+    return full(k_, i) ? "nr" : std::to_string(kRepeat);
   }
 
   /// Queue slots per input: two (double buffering) while the 8 VECIN buffers allow.
@@ -211,9 +281,15 @@ class KernelPrinter {
       f += "  td->" + var + " = " + var + ";\n";
     }
     f += "  int64_t tile = 0, block = 0, block_dim = 0;\n";
-    f += "  af_ascendc_tiling_elementwise(" + cpp_expr(k_, a) + ", " + cpp_expr(k_, b) + ", " +
+    if (rows_in_ub(k_)) {  // whole rows: tile = the row; the rows split into blocks
+      a = g_.axis(k_.vec_parent).size;
+      b = g_.axis(k_.block_parent).size;
+    }
+    f += std::string(rows_in_ub(k_) ? "  af_ascendc_tiling_rows("
+                                    : "  af_ascendc_tiling_elementwise(") +
+         cpp_expr(k_, a) + ", " + cpp_expr(k_, b) + ", " +
          num(static_cast<size_t>(bytes_per_element_)) + ", " +
-         num(static_cast<size_t>(t_.ascend.ub_bytes)) + ", " +
+         num(static_cast<size_t>(ub_for_tiles())) + ", " +
          num(static_cast<size_t>(t_.ascend.vector_cores)) + ", &tile, &block, &block_dim);\n";
     f += "  td->" + k_.sym_var.at(k_.tile_param) + " = tile;\n";
     f += "  td->" + k_.sym_var.at(k_.block_param) + " = block;\n";
@@ -245,6 +321,9 @@ class KernelPrinter {
                 "_TilingData*>(tiling);");
     for (const auto& [name, var] : k_.sym_var)
       line(1, "const int64_t " + var + " = td->" + var + ";");
+    if (rows_in_ub(k_))
+      line(1, "if (" + k_.sym_var.at(k_.tile_param) +
+                  " == 0) return;  // the row does not fit the UB");
     for (const auto& a : g_.axes)
       line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
     const std::string tile = k_.sym_var.at(k_.tile_param);
@@ -283,6 +362,20 @@ class KernelPrinter {
       for (int v = 0; v < scratch_; ++v)
         line(1, "const AscendC::LocalTensor<float> v" + num(static_cast<size_t>(v)) +
                     " = calc.Get<float>()[" + num(static_cast<size_t>(v)) + " * ub_tile];");
+    }
+    if (row_values_ > 0) {
+      line(1,
+           "AscendC::TBuf<AscendC::TPosition::VECCALC> rowbuf;  // per-row values, a repeat each");
+      line(1, "pipe.InitBuffer(rowbuf, " + num(static_cast<size_t>(row_values_ * kRepeat)) +
+                  " * sizeof(float));");
+      for (int r = 0; r < row_values_; ++r)
+        line(1, "const AscendC::LocalTensor<float> r" + num(static_cast<size_t>(r)) +
+                    " = rowbuf.Get<float>()[" + num(static_cast<size_t>(r * kRepeat)) + "];");
+    }
+    if (reduces_) {
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> work_buf;  // ReduceSum/ReduceMax work");
+      line(1, "pipe.InitBuffer(work_buf, ub_tile * sizeof(float));");
+      line(1, "const AscendC::LocalTensor<float> work = work_buf.Get<float>();");
     }
     if (!rounding_.empty()) {
       line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> calc16;  // casts that round");
@@ -354,13 +447,15 @@ class KernelPrinter {
                       num(static_cast<size_t>(d)) + ".DeQue<" + T + ">();");
     }
     for (size_t i = 0; i < g_.nodes.size(); ++i)
-      if (!invariant_[i] && g_.nodes[i].op != "store") compute(depth, static_cast<int>(i), "nr");
+      if (!invariant_[i] && g_.nodes[i].op != "store")
+        compute(depth, static_cast<int>(i), count_of(static_cast<int>(i)));
     for (int s : stores_) {
       const std::string& v = var_[g_.nodes[s].inputs[0]];
+      const std::string count = full(k_, s) ? "nr" : std::to_string(kRepeat);
       staged(depth, s, "AllocTensor",
              {g_.nodes[s].out.dtype == DType::F32
-                  ? "AscendC::DataCopy(t, " + v + ", static_cast<uint32_t>(nr));"
-                  : "AscendC::Cast(t, " + v + ", AscendC::RoundMode::CAST_RINT, nr);"},
+                  ? "AscendC::DataCopy(t, " + v + ", static_cast<uint32_t>(" + count + "));"
+                  : "AscendC::Cast(t, " + v + ", AscendC::RoundMode::CAST_RINT, " + count + ");"},
              "EnQue");
     }
     for (int d : queued_)
@@ -368,7 +463,14 @@ class KernelPrinter {
                       num(static_cast<size_t>(d)) + ");");
     line(depth, "// CopyOut");
     for (int s : stores_)
-      staged(depth, s, "DeQue", {"af_copy_out(" + at(s) + ", t, n);"}, "FreeTensor");
+      staged(depth, s, "DeQue",
+             {"af_copy_out(" + at(s) + ", t, " + (full(k_, s) ? "n" : "1") + ");"}, "FreeTensor");
+  }
+
+  /// A scalar read of UB a vector instruction wrote waits for the vector pipe.
+  void sync_vector_to_scalar(int depth) {
+    line(depth, "AscendC::SetFlag<AscendC::HardEvent::V_S>(0);");
+    line(depth, "AscendC::WaitFlag<AscendC::HardEvent::V_S>(0);");
   }
 
   /// The calls computing node i's f32 value over `count` elements (nothing for aliases).
@@ -377,7 +479,22 @@ class KernelPrinter {
     const std::string& d = var_[i];
     const std::string c = "%" + n.name + " " + n.op;
     if (n.op == "data" || n.op == "output" || n.op == "store" || d.empty()) return;
+    if (n.op == "broadcast" && expands(i)) {
+      sync_vector_to_scalar(depth);
+      line(depth, "AscendC::Duplicate(" + d + ", " + var_[n.inputs[0]] + ".GetValue(0), " + count +
+                      ");  // " + c);
+      return;
+    }
     if (n.op == "broadcast" || (n.op == "cast" && !rounds(i))) return;
+    if (const ReduceCall* r = find_reduce(n.op)) {
+      line(depth, "AscendC::" + std::string(r->call) + "(" + d + ", " + var_[n.inputs[0]] +
+                      ", work, static_cast<int32_t>(n));  // " + c);
+      sync_vector_to_scalar(depth);
+      std::string value = d + ".GetValue(0)";
+      if (r->mean) value += " / static_cast<float>(n)";
+      line(depth, "AscendC::Duplicate(" + d + ", " + value + ", " + count + ");");
+      return;
+    }
     if (n.op == "load") {
       int data = n.inputs[0];
       std::string x = "x" + num(static_cast<size_t>(data));
@@ -434,6 +551,11 @@ class KernelPrinter {
          "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {\n";
     s += "  const af_tiling_header* h = static_cast<const af_tiling_header*>(tiling_data);\n";
     s += "  AscendC::emu::begin_block(\"" + k_.name + "\", block_idx, h->block_dim);\n";
+    if (rows_in_ub(k_))
+      s += "  if (static_cast<const " + k_.name + "_TilingData*>(tiling_data)->" +
+           k_.sym_var.at(k_.tile_param) +
+           " == 0)\n    AscendC::emu::report(\"tiling\", \"a row does not fit the UB (the split "
+           "TilingCase has no Ascend C printer yet)\");\n  else\n  ";
     s += "  " + k_.name + "(";
     for (int i = 0; i < k_.num_inputs + k_.num_outputs; ++i)
       s += "static_cast<GM_ADDR>(args[" + num(static_cast<size_t>(i)) + "]), ";
@@ -451,6 +573,9 @@ class KernelPrinter {
   std::vector<bool> invariant_;
   std::vector<int> queued_, broadcast_, stores_, rounding_;
   std::map<int, std::vector<int>> temps_;  // node -> its rule's scratch tiles
+  bool reduces_ = false;                   // has reductions: a work tile
+  int row_values_ = 0;                     // values computed once per row: one repeat each (rowbuf)
+  std::string reason_;                     // why it cannot be printed after all ("" when it can)
   int scratch_ = 0;
   int64_t bytes_per_element_ = 0;
 
@@ -458,6 +583,22 @@ class KernelPrinter {
   int64_t bytes_per_element() {
     if (users_.empty()) plan();
     return bytes_per_element_;
+  }
+  /// After planning: why the kernel cannot be printed after all ("" when it can): a full value
+  /// read without its broadcast, or a row of known length that does not fit the UB.
+  const std::string& reason() {
+    if (users_.empty()) plan();
+    const sym::Expr& len = g_.axis(k_.vec_parent).size;
+    if (reason_.empty() && rows_in_ub(k_) && len.symbols().empty()) {
+      int64_t row = (len.eval({}) + kRepeat - 1) / kRepeat * kRepeat;
+      if (row * bytes_per_element_ > ub_for_tiles())
+        reason_ = "a row of " + std::to_string(len.eval({})) + " elements needs " +
+                  std::to_string(row * bytes_per_element_) + " B of UB (" +
+                  std::to_string(ub_for_tiles()) +
+                  " B left for tiles; the split TilingCase has "
+                  "no Ascend C printer yet)";
+    }
+    return reason_;
   }
 };
 
@@ -549,7 +690,8 @@ std::string banner(const schedule::Target& t) {
 
 std::string ascendc_reason(const AscGraph& g, const schedule::Target& t) {
   if (!g.schedule) return "the graph is not scheduled";
-  if (g.schedule->family != ascir::ScheduleFamily::Elementwise)
+  if (g.schedule->family != ascir::ScheduleFamily::Elementwise &&
+      g.schedule->family != ascir::ScheduleFamily::ReduceInner)
     return "schedule family " + std::string(ascir::name(g.schedule->family)) +
            " has no Ascend C printer yet";
   KernelContext k;
@@ -561,7 +703,7 @@ std::string ascendc_reason(const AscGraph& g, const schedule::Target& t) {
   int stores = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const AscNode& n = g.nodes[i];
-    std::string r = node_reason(k, n);
+    std::string r = node_reason(k, static_cast<int>(i));
     if (!r.empty()) return r;
     if (n.op != "store") continue;
     ++stores;
@@ -576,7 +718,9 @@ std::string ascendc_reason(const AscGraph& g, const schedule::Target& t) {
   if (queued_inputs(k) > 8)
     return std::to_string(queued_inputs(k)) + " inputs need more than the 8 VECIN buffers";
   if (stores > 4) return std::to_string(stores) + " outputs need more than the 8 VECOUT buffers";
-  int64_t bytes = KernelPrinter(k, t).bytes_per_element();
+  KernelPrinter printer(k, t);
+  if (!printer.reason().empty()) return printer.reason();
+  int64_t bytes = printer.bytes_per_element();
   if (bytes * kRepeat > t.ascend.ub_bytes)
     return "a tile of " + std::to_string(kRepeat) + " elements needs " +
            std::to_string(bytes * kRepeat) + " B of UB, more than the target's " +

@@ -1,6 +1,7 @@
 // ascendc_emu: ReduceSum and ReduceMax over a row in UB, count form: dst[0] is the result,
 // `work` the device's scratch, sized as CANN 8 documents for Atlas A2 (docs/ascendc-facts.md
-// section 2). The f32 accumulation is sequential; the device's order differs in the last bits.
+// section 2). ReduceSum adds in the device's order: a binary tree inside each 256-byte repeat,
+// then the repeats' sums one after another.
 #pragma once
 #include <cmath>
 
@@ -21,19 +22,24 @@ uint32_t repeats_of(int32_t count) {
   return (static_cast<uint32_t>(count) + per - 1) / per;
 }
 
-/// dst[0] = the fold of src[0..count) by f, after the operand checks (work: `work_count`).
+/// dst[0] = the fold of src[0..count) by f, after the operand checks (work: `work_count`);
+/// false (reported) when a check fails.
 template <typename T, typename F>
-void reduce(const char* call, const LocalTensor<T>& dst, const LocalTensor<T>& src,
+bool reduce(const char* call, const LocalTensor<T>& dst, const LocalTensor<T>& src,
             const LocalTensor<T>& work, int32_t count, uint32_t work_count, F f) {
-  if (count < 1) return report(call, "count " + std::to_string(count) + " (at least 1)");
+  if (count < 1) {
+    report(call, "count " + std::to_string(count) + " (at least 1)");
+    return false;
+  }
   if (!check_ub(call, "destination", dst, 1) || !check_ub(call, "source", src, count) ||
       !check_ub(call, "work", work, work_count) ||
       !check_overlap(call, work, src, work_count, count))
-    return;
+    return false;
   vector_access(call, dst, 1, count, src);
   compute_t<T> acc(src.emu_data()[0]);
   for (int32_t i = 1; i < count; ++i) acc = f(acc, compute_t<T>(src.emu_data()[i]));
   dst.emu_data()[0] = T(acc);
+  return true;
 }
 
 }  // namespace emu
@@ -44,7 +50,20 @@ template <typename T>
 void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
                int32_t count) {
   uint32_t need = emu::round_up(emu::repeats_of<T>(count), ONE_BLK_SIZE / sizeof(T));
-  emu::reduce("ReduceSum", dst, src, work, count, need, [](auto a, auto b) { return a + b; });
+  if (!emu::reduce("ReduceSum", dst, src, work, count, need, [](auto a, auto b) { return a + b; }))
+    return;
+  // The value, in the device's order (the fold above made the checks and reports).
+  constexpr int32_t per = ONE_REPEAT_BYTES / sizeof(T);
+  emu::compute_t<T> total(0);
+  for (int32_t start = 0; start < count; start += per) {
+    emu::compute_t<T> lane[per] = {};
+    for (int32_t i = start; i < count && i < start + per; ++i)
+      lane[i - start] = emu::compute_t<T>(src.emu_data()[i]);
+    for (int32_t width = per / 2; width >= 1; width /= 2)
+      for (int32_t i = 0; i < width; ++i) lane[i] = lane[i] + lane[i + width];
+    total = start == 0 ? lane[0] : total + lane[0];
+  }
+  dst.emu_data()[0] = T(total);
 }
 
 /// dst[0] = the largest of src[0..count) (NaN if any is); `work` holds two elements per 256-byte
