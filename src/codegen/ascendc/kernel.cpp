@@ -1,0 +1,643 @@
+// The Ascend C emitter's kernel printer (kernel.h): per scheduled kernel its TilingData, host
+// tiling function, `__aicore__` kernel (CopyIn -> Compute -> CopyOut per UB tile, whole rows
+// for reduce_inner) and the emulation's ABI adaptor; and why a kernel cannot be printed.
+#include "codegen/ascendc/kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "codegen/ascendc/op_rules.h"
+#include "codegen/loop_nest.h"
+#include "graph/op_registry.h"
+#include "support/error.h"
+
+namespace af::codegen {
+namespace {
+
+using ascir::AscGraph;
+using ascir::AscNode;
+
+constexpr int64_t kRepeat = 64;  // f32 elements of one 256-byte vector repeat: the tile unit
+
+/// Ascend C's element type of a dtype a kernel moves ("" for one it does not).
+std::string_view device_type(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F16: return "half";
+    case DType::BF16: return "bfloat16_t";
+    default: return "";
+  }
+}
+
+/// An f32 C literal for `v`, exact (hexadecimal); "" for inf/NaN.
+std::string float_literal(double v) {
+  float f = static_cast<float>(v);
+  if (!std::isfinite(f)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%af", static_cast<double>(f));
+  return buf;
+}
+
+double scalar_value(const AscNode& n) {
+  auto it = n.attrs.find("value");
+  if (it != n.attrs.end() && std::holds_alternative<double>(it->second))
+    return std::get<double>(it->second);
+  if (it != n.attrs.end() && std::holds_alternative<int64_t>(it->second))
+    return static_cast<double>(std::get<int64_t>(it->second));
+  return NAN;
+}
+
+/// Coefficient of the vectorized index in data/store node n's element offset.
+sym::Expr lane_stride(const KernelContext& k, const AscNode& n) {
+  sym::Expr s = 0;
+  for (size_t d = 0; d < n.out.axes.size(); ++d)
+    if (n.out.axes[d] == k.vec || n.out.axes[d] == k.vec_parent) s = s + n.out.strides[d];
+  return s;
+}
+
+/// Data nodes of k loaded along the vectorized axis: each takes a VECIN queue.
+int queued_inputs(const KernelContext& k) {
+  const AscGraph& g = *k.g;
+  int count = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const AscNode& n = g.nodes[i];
+    if (n.op != "data" || lane_stride(k, n) == sym::Expr(0)) continue;
+    for (const AscNode& u : g.nodes)
+      if (u.op == "load" && u.inputs.at(0) == static_cast<int>(i)) {
+        ++count;
+        break;
+      }
+  }
+  return count;
+}
+
+/// Whether k's schedule is reduce_inner (whole rows in UB, reduced by ReduceSum/ReduceMax).
+bool rows_in_ub(const KernelContext& k) {
+  return k.g->schedule->family == ascir::ScheduleFamily::ReduceInner;
+}
+
+/// Whether node i of k is computed per element (else once per row: a reduction's result and
+/// what follows from it).
+bool full(const KernelContext& k, int i) {
+  return !rows_in_ub(k) || k.plan.full.at(static_cast<size_t>(i));
+}
+
+/// The reductions the Ascend C emitter prints: the vector API call, and whether the result is
+/// divided by the row length.
+struct ReduceCall {
+  std::string_view op, call;
+  bool mean;
+};
+constexpr ReduceCall kReduceCalls[] = {
+    {"reduce_sum", "ReduceSum", false},
+    {"reduce_mean", "ReduceSum", true},
+    {"reduce_max", "ReduceMax", false},
+};
+
+const ReduceCall* find_reduce(const std::string& op) {
+  for (const ReduceCall& r : kReduceCalls)
+    if (r.op == op) return &r;
+  return nullptr;
+}
+
+/// The node-level reason (see ascendc_reason) or "".
+std::string node_reason(const KernelContext& k, int i) {
+  const AscNode& n = k.g->nodes[static_cast<size_t>(i)];
+  const std::string what = "%" + n.name + " (" + n.op + ")";
+  if (n.op == "output") return "";
+  if (device_type(n.out.dtype).empty())
+    return what + ": dtype " + std::string(dtype_name(n.out.dtype)) + " has no Ascend C mapping";
+  if (n.op == "data" || n.op == "store") {
+    sym::Expr s = lane_stride(k, n);
+    bool row_store = n.op == "store" && s == sym::Expr(0) && !full(k, i);
+    if (s != sym::Expr(1) && !(n.op == "data" && s == sym::Expr(0)) && !row_store)
+      return what + ": stride " + s.str() + " along the vectorized axis (a gather/scatter)";
+    return "";
+  }
+  if (graph::is_reduce_op(n.op)) {
+    if (!find_reduce(n.op)) return what + ": no Ascend C reduction for this op";
+    if (!full(k, n.inputs.at(0))) return what + ": reduces a row value";
+    return "";
+  }
+  if (n.op == "load" || n.op == "broadcast") return "";
+  if (n.op == "scalar")
+    return float_literal(scalar_value(n)).empty() ? what + ": a non-finite constant" : "";
+  if (n.op == "cast") return "";
+  if (!find_rule(n)) return what + ": no Ascend C mapping for this op";
+  return "";
+}
+
+/// Prints the kernel, its TilingData and tiling function, and the ABI adaptor of one kernel.
+class KernelPrinter {
+ public:
+  KernelPrinter(const KernelContext& k, const schedule::Target& t) : k_(k), g_(*k.g), t_(t) {}
+
+  KernelParts print() {
+    plan();
+    KernelParts p;
+    p.header = "\n// ---- kernel " + k_.name + " ----\n" + ir_comment(g_);
+    p.tiling_data = tiling_data();
+    p.tiling_function = tiling_function();
+    lines_.clear();
+    kernel();
+    for (const auto& l : lines_) p.kernel += l + "\n";
+    p.adaptor = adaptor();
+    return p;
+  }
+
+ private:
+  void line(int depth, const std::string& s) { lines_.push_back(std::string(2 * depth, ' ') + s); }
+  std::string num(size_t i) const { return std::to_string(i); }
+
+  /// Per node: users, the buffer holding its f32 value (own scratch slot, or an alias), and
+  /// the UB bytes per tile element every buffer costs.
+  void plan() {
+    size_t n = g_.nodes.size();
+    users_.assign(n, {});
+    var_.assign(n, "");
+    invariant_.assign(n, false);
+    for (size_t i = 0; i < n; ++i)
+      for (int in : g_.nodes[i].inputs) users_[in].push_back(static_cast<int>(i));
+    for (size_t i = 0; i < n; ++i) {
+      const AscNode& node = g_.nodes[i];
+      if (node.op == "data") {
+        bool loaded = std::any_of(users_[i].begin(), users_[i].end(),
+                                  [&](int u) { return g_.nodes[u].op == "load"; });
+        if (!loaded) continue;
+        if (lane_stride(k_, node) == sym::Expr(1)) {
+          queued_.push_back(static_cast<int>(i));
+          bytes_per_element_ += dtype_size(node.out.dtype) * in_slots();
+        } else {
+          broadcast_.push_back(static_cast<int>(i));
+        }
+      } else if (node.op == "store") {
+        stores_.push_back(static_cast<int>(i));
+        bytes_per_element_ += dtype_size(node.out.dtype) * 2;
+      } else if (node.op == "broadcast" && expands(static_cast<int>(i))) {
+        var_[i] = "v" + num(scratch_++);  // a row value spread over the row
+      } else if (node.op == "broadcast" || (node.op == "cast" && !rounds(static_cast<int>(i)))) {
+        var_[i] = var_[node.inputs[0]];
+        invariant_[i] = invariant_[node.inputs[0]];
+      } else if (node.op == "load" && g_.nodes[node.inputs[0]].out.dtype == DType::F32 &&
+                 lane_stride(k_, g_.nodes[node.inputs[0]]) == sym::Expr(1)) {
+        var_[i] = "x" + num(node.inputs[0]);  // the dequeued tile itself
+      } else if (node.op != "output") {
+        var_[i] = "v" + num(scratch_++);
+        invariant_[i] =
+            node.op == "scalar" || (node.op != "load" && !node.inputs.empty() &&
+                                    std::all_of(node.inputs.begin(), node.inputs.end(),
+                                                [&](int in) { return invariant_[in]; }));
+        if (!invariant_[i] && !full(k_, static_cast<int>(i))) {  // one repeat per row
+          --scratch_;
+          var_[i] = "r" + num(row_values_++);
+        }
+        if (node.op == "cast") rounding_.push_back(static_cast<int>(i));
+        if (graph::is_reduce_op(node.op)) reduces_ = true;
+        if (const OpRule* r = find_rule(node))
+          for (int t = 0; t < r->temps; ++t) temps_[static_cast<int>(i)].push_back(scratch_++);
+      }
+    }
+    bytes_per_element_ += 4 * scratch_ + 2 * static_cast<int64_t>(rounding_.size());
+    if (reduces_) bytes_per_element_ += 4;  // the reductions' work tile
+    for (size_t i = 0; i < n; ++i) {
+      const AscNode& node = g_.nodes[i];
+      if (!full(k_, static_cast<int>(i)) || invariant_[i] || node.op == "broadcast" ||
+          node.op == "store")
+        continue;
+      for (int in : node.inputs)
+        if (!full(k_, in) && !invariant_[in] && g_.nodes[in].op != "data")
+          reason_ = "%" + node.name + " reads the row value %" + g_.nodes[in].name +
+                    " without a broadcast";
+    }
+  }
+
+  /// The UB bytes left for tiles: the target's, less the row values' fixed repeats.
+  int64_t ub_for_tiles() const { return t_.ascend.ub_bytes - int64_t{row_values_} * kRepeat * 4; }
+
+  /// Whether broadcast node i spreads a row value (one per row) over the row.
+  bool expands(int i) const {
+    int in = g_.nodes[i].inputs.at(0);
+    return full(k_, i) && !full(k_, in) && !invariant_[in];
+  }
+
+  /// The elements node i's value is computed over: a tile (nr), a row value's one repeat, or a
+  /// kernel-invariant value's whole buffer (ub_tile).
+  std::string count_of(int i) const {
+    if (invariant_[i]) return "ub_tile";
+    return full(k_, i) ? "nr" : std::to_string(kRepeat);
+  }
+
+  /// Queue slots per input: two (double buffering) while the 8 VECIN buffers allow.
+  int in_slots() const { return queued_inputs(k_) <= 4 ? 2 : 1; }
+
+  /// Whether cast node i rounds (to f16/bf16 inside the kernel: not only feeding its stores).
+  bool rounds(int i) const {
+    const AscNode& n = g_.nodes[i];
+    if (n.out.dtype == DType::F32) return false;
+    for (int u : users_[i])
+      if (g_.nodes[u].op != "store" || g_.nodes[u].out.dtype != n.out.dtype) return true;
+    return users_[i].empty();
+  }
+
+  std::string type_of(int i) const { return std::string(device_type(g_.nodes[i].out.dtype)); }
+
+  std::string tiling_data() const {
+    std::string s = "struct " + k_.name + "_TilingData {\n  af_tiling_header header;\n";
+    for (const auto& name : k_.size_symbols)
+      s += "  int64_t " + k_.sym_var.at(name) + ";  // size symbol " + name + "\n";
+    s += "  int64_t " + k_.sym_var.at(k_.tile_param) + ";  // elements per UB tile\n";
+    s += "  int64_t " + k_.sym_var.at(k_.block_param) + ";  // tiles per block\n";
+    return s + "};\n";
+  }
+
+  /// The host tiling function: tile, tiles per block and block_dim from the sizes.
+  std::string tiling_function() const {
+    const ascir::ScheduleInfo& s = *g_.schedule;
+    sym::Expr a = g_.axis(k_.vec_parent).size, b = 1;
+    if (k_.block_parent != k_.tile_outer)
+      for (int part : g_.axis(k_.block_parent).from)
+        if (part != k_.tile_outer) b = b * g_.axis(part).size;
+    std::string f =
+        "AF_EXPORT void " + k_.name +
+        "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
+    f += "  (void)target;  // the device's UB and vector cores are this source's constants\n";
+    f += "  " + k_.name + "_TilingData* td = static_cast<" + k_.name +
+         "_TilingData*>(tiling_data);\n";
+    for (size_t i = 0; i < k_.size_symbols.size(); ++i) {
+      const std::string& var = k_.sym_var.at(k_.size_symbols[i]);
+      f += "  const int64_t " + var + " = symbols[" + num(i) + "];\n";
+      f += "  td->" + var + " = " + var + ";\n";
+    }
+    f += "  int64_t tile = 0, block = 0, block_dim = 0;\n";
+    if (rows_in_ub(k_)) {  // whole rows: tile = the row; the rows split into blocks
+      a = g_.axis(k_.vec_parent).size;
+      b = g_.axis(k_.block_parent).size;
+    }
+    f += std::string(rows_in_ub(k_) ? "  af_ascendc_tiling_rows("
+                                    : "  af_ascendc_tiling_elementwise(") +
+         cpp_expr(k_, a) + ", " + cpp_expr(k_, b) + ", " +
+         num(static_cast<size_t>(bytes_per_element_)) + ", " +
+         num(static_cast<size_t>(ub_for_tiles())) + ", " +
+         num(static_cast<size_t>(t_.ascend.vector_cores)) + ", &tile, &block, &block_dim);\n";
+    f += "  td->" + k_.sym_var.at(k_.tile_param) + " = tile;\n";
+    f += "  td->" + k_.sym_var.at(k_.block_param) + " = block;\n";
+    f += "  td->header.block_dim = block_dim;\n";
+    f += "  td->header.tiling_key = " + num(static_cast<size_t>(s.tiling_key)) + ";\n";
+    return f + "}\n";
+  }
+
+  std::string args_signature() const {
+    std::string s;
+    for (int i = 0; i < k_.num_inputs; ++i) s += "GM_ADDR in" + num(i) + ", ";
+    for (int i = 0; i < k_.num_outputs; ++i) s += "GM_ADDR out" + num(i) + ", ";
+    return s + "GM_ADDR workspace, GM_ADDR tiling";
+  }
+
+  /// Elements of data/store node n's GM view: 1 + offset + sum of (size - 1) * stride.
+  std::string span(const AscNode& n) const {
+    std::string e = "1 + " + cpp_expr(k_, n.out.offset);
+    for (size_t d = 0; d < n.out.axes.size(); ++d)
+      if (n.out.strides[d] != sym::Expr(0))
+        e += " + (" + size_var(n.out.axes[d]) + " - 1) * " + cpp_expr(k_, n.out.strides[d]);
+    return e;
+  }
+
+  void kernel() {
+    line(0, "extern \"C\" __global__ __aicore__ void " + k_.name + "(" + args_signature() + ") {");
+    line(1, "(void)workspace;");
+    line(1, "const " + k_.name + "_TilingData* td = reinterpret_cast<const " + k_.name +
+                "_TilingData*>(tiling);");
+    for (const auto& [name, var] : k_.sym_var)
+      line(1, "const int64_t " + var + " = td->" + var + ";");
+    if (rows_in_ub(k_))
+      line(1, "if (" + k_.sym_var.at(k_.tile_param) +
+                  " == 0) return;  // the row does not fit the UB");
+    for (const auto& a : g_.axes)
+      line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
+    const std::string tile = k_.sym_var.at(k_.tile_param);
+    line(1, "const int32_t ub_tile = static_cast<int32_t>(" + tile + ");");
+    line(1, "AscendC::TPipe pipe;");
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      std::string T = type_of(static_cast<int>(i));
+      if (n.op == "data" && !var_used_data(static_cast<int>(i))) continue;
+      if (n.op == "data") {
+        line(1, "AscendC::GlobalTensor<" + T + "> gm" + num(i) + ";");
+        line(1, "gm" + num(i) + ".SetGlobalBuffer(reinterpret_cast<__gm__ " + T + "*>(in" +
+                    index_attr(n) + "), " + span(n) + ");  // %" + n.name);
+      } else if (n.op == "store") {
+        for (int u : users_[i]) {
+          line(1, "AscendC::GlobalTensor<" + T + "> gm" + num(i) + ";");
+          line(1, "gm" + num(i) + ".SetGlobalBuffer(reinterpret_cast<__gm__ " + T + "*>(out" +
+                      index_attr(g_.nodes[u]) + "), " + span(n) + ");  // %" + n.name);
+        }
+      }
+    }
+    for (int d : queued_) {
+      line(1, "AscendC::TQue<AscendC::TPosition::VECIN, " + num(static_cast<size_t>(in_slots())) +
+                  "> que" + num(d) + ";");
+      line(1, "pipe.InitBuffer(que" + num(d) + ", " + num(static_cast<size_t>(in_slots())) +
+                  ", ub_tile * sizeof(" + type_of(d) + "));");
+    }
+    for (int s : stores_) {
+      line(1, "AscendC::TQue<AscendC::TPosition::VECOUT, 2> que" + num(s) + ";");
+      line(1, "pipe.InitBuffer(que" + num(s) + ", 2, ub_tile * sizeof(" + type_of(s) + "));");
+    }
+    if (scratch_ > 0) {
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> calc;  // f32 values, one tile each");
+      line(1, "pipe.InitBuffer(calc, " + num(static_cast<size_t>(scratch_)) +
+                  " * ub_tile * sizeof(float));");
+      for (int v = 0; v < scratch_; ++v)
+        line(1, "const AscendC::LocalTensor<float> v" + num(static_cast<size_t>(v)) +
+                    " = calc.Get<float>()[" + num(static_cast<size_t>(v)) + " * ub_tile];");
+    }
+    if (row_values_ > 0) {
+      line(1,
+           "AscendC::TBuf<AscendC::TPosition::VECCALC> rowbuf;  // per-row values, a repeat each");
+      line(1, "pipe.InitBuffer(rowbuf, " + num(static_cast<size_t>(row_values_ * kRepeat)) +
+                  " * sizeof(float));");
+      for (int r = 0; r < row_values_; ++r)
+        line(1, "const AscendC::LocalTensor<float> r" + num(static_cast<size_t>(r)) +
+                    " = rowbuf.Get<float>()[" + num(static_cast<size_t>(r * kRepeat)) + "];");
+    }
+    if (reduces_) {
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> work_buf;  // ReduceSum/ReduceMax work");
+      line(1, "pipe.InitBuffer(work_buf, ub_tile * sizeof(float));");
+      line(1, "const AscendC::LocalTensor<float> work = work_buf.Get<float>();");
+    }
+    if (!rounding_.empty()) {
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> calc16;  // casts that round");
+      line(1, "pipe.InitBuffer(calc16, " + num(rounding_.size()) + " * ub_tile * 2);");
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (invariant_[i]) compute(1, static_cast<int>(i), "ub_tile");
+    line(1, "const int64_t block_idx = AscendC::GetBlockIdx();");
+    line(1, "if (block_idx >= " + size_var(k_.block_outer) + ") return;");
+    IndexDeriver idx(g_, &lines_, "  ");
+    line(1, "const int64_t i" + num(static_cast<size_t>(k_.block_outer)) + " = block_idx;  // " +
+                g_.axis(k_.block_outer).name);
+    idx.set(k_.block_outer, "i" + num(static_cast<size_t>(k_.block_outer)));
+    int depth = 1;
+    for (size_t l = 1; l + 1 < k_.nest.size(); ++l) {
+      int a = k_.nest[l];
+      idx.set_indent(std::string(2 * depth, ' '));
+      std::string var = "i" + num(static_cast<size_t>(a));
+      line(depth, "for (int64_t " + var + " = 0; " + var + " < " + loop_extent(k_, idx, a) +
+                      "; ++" + var + ") {  // " + g_.axis(a).name);
+      idx.set(a, var);
+      ++depth;
+    }
+    idx.set_indent(std::string(2 * depth, ' '));
+    idx.set(k_.vec, "0", true);
+    line(depth,
+         "const int64_t n = " + loop_extent(k_, idx, k_.vec) + ";  // elements of this tile");
+    line(depth, "const int32_t nr = static_cast<int32_t>((n + " + num(kRepeat - 1) + ") / " +
+                    num(kRepeat) + " * " + num(kRepeat) + ");  // whole repeats");
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      if ((n.op == "data" && var_used_data(static_cast<int>(i))) || n.op == "store")
+        line(depth, "const int64_t o" + num(i) + " = " + tile_base_offset(k_, idx, n) + ";");
+    }
+    body(depth);
+    for (; depth > 1; --depth) line(depth - 1, "}");
+    line(0, "}");
+  }
+
+  bool var_used_data(int i) const {
+    return std::find(queued_.begin(), queued_.end(), i) != queued_.end() ||
+           std::find(broadcast_.begin(), broadcast_.end(), i) != broadcast_.end();
+  }
+
+  /// A block taking tensor `t` of node i's queue (`take`: "AllocTensor" or "DeQue"), running
+  /// `body` on it and handing it on (`give`: "EnQue" or "FreeTensor").
+  void staged(int depth, int i, const std::string& take, const std::vector<std::string>& body,
+              const std::string& give) {
+    std::string T = type_of(i), q = "que" + num(static_cast<size_t>(i));
+    line(depth, "{");
+    line(depth + 1, "AscendC::LocalTensor<" + T + "> t = " + q + "." + take + "<" + T + ">();");
+    for (const std::string& b : body) line(depth + 1, b);
+    line(depth + 1, q + "." + give + "(t);");
+    line(depth, "}");
+  }
+
+  /// One tile: CopyIn, Compute, CopyOut.
+  void body(int depth) {
+    auto at = [&](int i) {
+      return "gm" + num(static_cast<size_t>(i)) + "[o" + num(static_cast<size_t>(i)) + "]";
+    };
+    line(depth, "// CopyIn");
+    for (int d : queued_)
+      staged(depth, d, "AllocTensor", {"af_copy_in(t, " + at(d) + ", n);"}, "EnQue");
+    line(depth, "// Compute");
+    for (int d : queued_) {
+      std::string T = type_of(d);
+      line(depth, "AscendC::LocalTensor<" + T + "> x" + num(static_cast<size_t>(d)) + " = que" +
+                      num(static_cast<size_t>(d)) + ".DeQue<" + T + ">();");
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (!invariant_[i] && g_.nodes[i].op != "store")
+        compute(depth, static_cast<int>(i), count_of(static_cast<int>(i)));
+    for (int s : stores_) {
+      const std::string& v = var_[g_.nodes[s].inputs[0]];
+      const std::string count = full(k_, s) ? "nr" : std::to_string(kRepeat);
+      staged(depth, s, "AllocTensor",
+             {g_.nodes[s].out.dtype == DType::F32
+                  ? "AscendC::DataCopy(t, " + v + ", static_cast<uint32_t>(" + count + "));"
+                  : "AscendC::Cast(t, " + v + ", AscendC::RoundMode::CAST_RINT, " + count + ");"},
+             "EnQue");
+    }
+    for (int d : queued_)
+      line(depth, "que" + num(static_cast<size_t>(d)) + ".FreeTensor(x" +
+                      num(static_cast<size_t>(d)) + ");");
+    line(depth, "// CopyOut");
+    for (int s : stores_)
+      staged(depth, s, "DeQue",
+             {"af_copy_out(" + at(s) + ", t, " + (full(k_, s) ? "n" : "1") + ");"}, "FreeTensor");
+  }
+
+  /// A scalar read of UB a vector instruction wrote waits for the vector pipe.
+  void sync_vector_to_scalar(int depth) {
+    line(depth, "AscendC::SetFlag<AscendC::HardEvent::V_S>(0);");
+    line(depth, "AscendC::WaitFlag<AscendC::HardEvent::V_S>(0);");
+  }
+
+  /// The calls computing node i's f32 value over `count` elements (nothing for aliases).
+  void compute(int depth, int i, const std::string& count) {
+    const AscNode& n = g_.nodes[i];
+    const std::string& d = var_[i];
+    const std::string c = "%" + n.name + " " + n.op;
+    if (n.op == "data" || n.op == "output" || n.op == "store" || d.empty()) return;
+    if (n.op == "broadcast" && expands(i)) {
+      sync_vector_to_scalar(depth);
+      line(depth, "AscendC::Duplicate(" + d + ", " + var_[n.inputs[0]] + ".GetValue(0), " + count +
+                      ");  // " + c);
+      return;
+    }
+    if (n.op == "broadcast" || (n.op == "cast" && !rounds(i))) return;
+    if (const ReduceCall* r = find_reduce(n.op)) {
+      line(depth, "AscendC::" + std::string(r->call) + "(" + d + ", " + var_[n.inputs[0]] +
+                      ", work, static_cast<int32_t>(n));  // " + c);
+      sync_vector_to_scalar(depth);
+      std::string value = d + ".GetValue(0)";
+      if (r->mean) value += " / static_cast<float>(n)";
+      line(depth, "AscendC::Duplicate(" + d + ", " + value + ", " + count + ");");
+      return;
+    }
+    if (n.op == "load") {
+      int data = n.inputs[0];
+      std::string x = "x" + num(static_cast<size_t>(data));
+      if (lane_stride(k_, g_.nodes[data]) == sym::Expr(0)) {
+        line(depth, "AscendC::Duplicate(" + d + ", static_cast<float>(gm" +
+                        num(static_cast<size_t>(data)) + ".GetValue(o" +
+                        num(static_cast<size_t>(data)) + ")), " + count + ");  // " + c);
+      } else if (d != x) {
+        line(depth, "AscendC::Cast(" + d + ", " + x + ", AscendC::RoundMode::CAST_NONE, " + count +
+                        ");  // " + c);
+      }
+      return;
+    }
+    if (n.op == "scalar") {
+      line(depth, "AscendC::Duplicate(" + d + ", " + float_literal(scalar_value(n)) + ", " + count +
+                      ");  // " + c);
+      return;
+    }
+    if (n.op == "cast") {  // rounds to f16/bf16 and widens again
+      size_t slot =
+          static_cast<size_t>(std::find(rounding_.begin(), rounding_.end(), i) - rounding_.begin());
+      std::string T = type_of(i);
+      std::string tmp = "calc16.Get<" + T + ">()[" + num(slot) + " * ub_tile]";
+      line(depth, "AscendC::Cast(" + tmp + ", " + var_[n.inputs[0]] +
+                      ", AscendC::RoundMode::CAST_RINT, " + count + ");  // " + c);
+      line(depth,
+           "AscendC::Cast(" + d + ", " + tmp + ", AscendC::RoundMode::CAST_NONE, " + count + ");");
+      return;
+    }
+    const OpRule* rule = find_rule(n);
+    if (!rule) codegen_fail(g_, "%" + n.name + ": no Ascend C mapping for op '" + n.op + "'");
+    bool first = true;
+    for (std::string_view call : rule->calls) {
+      std::string s(call);
+      auto put = [&](const std::string& key, const std::string& value) {
+        for (size_t pos; (pos = s.find(key)) != std::string::npos;)
+          s.replace(pos, key.size(), value);
+      };
+      put("{d}", d);
+      put("{n}", count);
+      auto temps = temps_.find(i);
+      for (size_t t = 0; temps != temps_.end() && t < temps->second.size(); ++t)
+        put("{t" + num(t) + "}", "v" + num(static_cast<size_t>(temps->second[t])));
+      for (size_t a = 0; a < n.inputs.size(); ++a) put("{" + num(a) + "}", var_[n.inputs[a]]);
+      line(depth, "AscendC::" + s + ";" + (first ? "  // " + c : ""));
+      first = false;
+    }
+  }
+
+  /// The ABI's K_kernel under the emulation: block block_idx of the kernel.
+  std::string adaptor() const {
+    std::string s = "\n#ifdef AF_ASCENDC_EMU\n";
+    s += "AF_EXPORT void " + k_.name +
+         "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {\n";
+    s += "  const af_tiling_header* h = static_cast<const af_tiling_header*>(tiling_data);\n";
+    s += "  AscendC::emu::begin_block(\"" + k_.name + "\", block_idx, h->block_dim);\n";
+    if (rows_in_ub(k_))
+      s += "  if (static_cast<const " + k_.name + "_TilingData*>(tiling_data)->" +
+           k_.sym_var.at(k_.tile_param) +
+           " == 0)\n    AscendC::emu::report(\"tiling\", \"a row does not fit the UB (the split "
+           "TilingCase has no Ascend C printer yet)\");\n  else\n  ";
+    s += "  " + k_.name + "(";
+    for (int i = 0; i < k_.num_inputs + k_.num_outputs; ++i)
+      s += "static_cast<GM_ADDR>(args[" + num(static_cast<size_t>(i)) + "]), ";
+    s += "nullptr, static_cast<GM_ADDR>(const_cast<void*>(tiling_data)));\n";
+    s += "  AscendC::emu::end_block();\n}\n#endif\n";
+    return s;
+  }
+
+  const KernelContext& k_;
+  const AscGraph& g_;
+  const schedule::Target& t_;
+  std::vector<std::string> lines_;
+  std::vector<std::vector<int>> users_;
+  std::vector<std::string> var_;
+  std::vector<bool> invariant_;
+  std::vector<int> queued_, broadcast_, stores_, rounding_;
+  std::map<int, std::vector<int>> temps_;  // node -> its rule's scratch tiles
+  bool reduces_ = false;                   // has reductions: a work tile
+  int row_values_ = 0;                     // values computed once per row: one repeat each (rowbuf)
+  std::string reason_;                     // why it cannot be printed after all ("" when it can)
+  int scratch_ = 0;
+  int64_t bytes_per_element_ = 0;
+
+ public:
+  int64_t bytes_per_element() {
+    if (users_.empty()) plan();
+    return bytes_per_element_;
+  }
+  /// After planning: why the kernel cannot be printed after all ("" when it can): a full value
+  /// read without its broadcast, or a row of known length that does not fit the UB.
+  const std::string& reason() {
+    if (users_.empty()) plan();
+    const sym::Expr& len = g_.axis(k_.vec_parent).size;
+    if (reason_.empty() && rows_in_ub(k_) && len.symbols().empty()) {
+      int64_t row = (len.eval({}) + kRepeat - 1) / kRepeat * kRepeat;
+      if (row * bytes_per_element_ > ub_for_tiles())
+        reason_ = "a row of " + std::to_string(len.eval({})) + " elements needs " +
+                  std::to_string(row * bytes_per_element_) + " B of UB (" +
+                  std::to_string(ub_for_tiles()) +
+                  " B left for tiles; the split TilingCase has "
+                  "no Ascend C printer yet)";
+    }
+    return reason_;
+  }
+};
+
+}  // namespace
+
+KernelParts print_kernel(const KernelContext& k, const schedule::Target& t) {
+  return KernelPrinter(k, t).print();
+}
+
+std::string kernel_reason(const AscGraph& g, const schedule::Target& t) {
+  if (!g.schedule) return "the graph is not scheduled";
+  if (g.schedule->family != ascir::ScheduleFamily::Elementwise &&
+      g.schedule->family != ascir::ScheduleFamily::ReduceInner)
+    return "schedule family " + std::string(ascir::name(g.schedule->family)) +
+           " has no Ascend C printer yet";
+  KernelContext k;
+  try {
+    k = analyze_kernel(g, kernel_c_name(g.name));
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  int stores = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const AscNode& n = g.nodes[i];
+    std::string r = node_reason(k, static_cast<int>(i));
+    if (!r.empty()) return r;
+    if (n.op != "store") continue;
+    ++stores;
+    int outputs = 0;
+    for (const AscNode& u : g.nodes)
+      outputs += u.op == "output" && u.inputs.at(0) == static_cast<int>(i);
+    if (outputs != 1)
+      return "%" + n.name + ": a store read by " + std::to_string(outputs) + " outputs";
+  }
+  // At most 8 queue buffers per TPosition: one VECOUT queue of 2 slots per store, a VECIN
+  // queue (of 1 slot past 4 inputs) per input.
+  if (queued_inputs(k) > 8)
+    return std::to_string(queued_inputs(k)) + " inputs need more than the 8 VECIN buffers";
+  if (stores > 4) return std::to_string(stores) + " outputs need more than the 8 VECOUT buffers";
+  KernelPrinter printer(k, t);
+  if (!printer.reason().empty()) return printer.reason();
+  int64_t bytes = printer.bytes_per_element();
+  if (bytes * kRepeat > t.ascend.ub_bytes)
+    return "a tile of " + std::to_string(kRepeat) + " elements needs " +
+           std::to_string(bytes * kRepeat) + " B of UB, more than the target's " +
+           std::to_string(t.ascend.ub_bytes);
+  return "";
+}
+
+}  // namespace af::codegen
