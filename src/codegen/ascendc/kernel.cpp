@@ -177,6 +177,8 @@ class KernelPrinter {
       } else if (node.op == "store") {
         stores_.push_back(static_cast<int>(i));
         bytes_per_element_ += dtype_size(node.out.dtype) * 2;
+      } else if (users_[i].empty() && node.op != "output") {
+        continue;  // read by nothing (a rewrite left it): not computed
       } else if (node.op == "broadcast" && expands(static_cast<int>(i))) {
         var_[i] = "v" + num(scratch_++);  // a row value spread over the row
       } else if (node.op == "broadcast" || (node.op == "cast" && !rounds(static_cast<int>(i)))) {
