@@ -514,9 +514,7 @@ NB_MODULE(_C, m) {
             std::vector<af::codegen::KernelUnit> ascend;
             std::map<std::string, std::string> skipped;
             for (const af::codegen::KernelUnit& u : af::kernel_units(p.prog.fused)) {
-              std::string why = u.input_map.empty() && u.segments.size() == 1
-                                    ? af::codegen::ascendc_reason(*u.segments[0], t)
-                                    : "a concat kernel has no Ascend C printer yet";
+              std::string why = af::codegen::ascendc_unit_reason(u, t);
               if (why.empty())
                 ascend.push_back(u);
               else

@@ -181,9 +181,7 @@ codegen::EmittedSource program_source(const std::vector<codegen::KernelUnit>& un
   std::vector<codegen::KernelUnit> cpu, ascend;
   std::string kept;  // a comment line per kernel that keeps the cpu target, with the reason
   for (const codegen::KernelUnit& u : units) {
-    std::string why = u.input_map.empty() && u.segments.size() == 1
-                          ? codegen::ascendc_reason(*u.segments[0], opts.target)
-                          : "a concat kernel has no Ascend C printer yet";
+    std::string why = codegen::ascendc_unit_reason(u, opts.target);
     if (!why.empty()) {
       kept += "// kernel " + u.name + " keeps the cpu target: " + why + "\n";
       log(opts, name + ": kernel " + u.name + " keeps the cpu target: " + why);

@@ -17,7 +17,7 @@ import torch
 import autofuse
 from autofuse import _C
 from autofuse.fx_to_graph import translate
-from helpers import aten_graph, compile_fn, kernel_steps, run_eagerly, reference_in_float
+from helpers import aten_graph, compile_fn, kernel_steps, kernel_targets, reference_in_float, run_eagerly
 
 aten = torch.ops.aten
 DTYPES = [pytest.param(torch.float32, id="fp32"), pytest.param(torch.bfloat16, id="bf16")]
@@ -267,6 +267,18 @@ def test_rotary_embedding_is_one_kernel(dtype):
     x = torch.randn(2, 4, 16, 64, dtype=dtype)
     cos, sin = torch.randn(16, 64, dtype=dtype), torch.randn(16, 64, dtype=dtype)
     check_one_kernel(rotary, x, cos, sin)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn,shapes", [(rotary, [(2, 4, 16, 64), (16, 64), (16, 64)]),
+                                       (lambda a, b: torch.cat((a.sigmoid(), b * 2), -1) * 0.5,
+                                        [(5, 7), (5, 13)])], ids=["rotary", "odd_segments"])
+def test_concat_kernel_on_ascendc(fn, shapes, dtype, monkeypatch):
+    # The concat kernel in Ascend C: each segment a kernel whose block function the entry calls
+    # for its blocks, run against ascendc_emu.
+    monkeypatch.setenv("AUTOFUSE_TARGET", "ascendc")
+    rec = check_one_kernel(fn, *[torch.randn(s, dtype=dtype) for s in shapes])
+    assert kernel_targets(rec) == ["ascendc"], rec.program.source()[:400]
 
 
 def two_branches(dim):

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/ascendc/kernel.h"
+#include "codegen/concat_tiling.h"
 #include "codegen/loop_nest.h"
 #include "support/error.h"
 
@@ -70,22 +71,75 @@ AF_EXPORT int64_t af_ascendc_take_violations(char* buf, int64_t cap) {
 #endif
 )";
 
-/// Every kernel of `kernels` printed, after checking each can be.
-std::vector<std::pair<KernelContext, KernelParts>> print_all(const std::vector<KernelUnit>& kernels,
-                                                             const schedule::Target& t) {
-  std::vector<std::pair<KernelContext, KernelParts>> out;
+/// One printed kernel: a plain kernel, a concat kernel's segment, or the concat kernel that
+/// runs its segments (`unit`: exported as one of the source's kernels).
+struct Printed {
+  EmittedKernel kernel;
+  KernelParts parts;
+  bool unit = true;
+};
+
+/// The entry kernel K of concat kernel `u` (its segments printed as `segs`): blocks of segment
+/// 0 first, each segment's block run as `S_block` on its inputs and outputs; and its adaptor.
+KernelParts concat_parts(const KernelUnit& u, const EmittedKernel& k,
+                         const std::vector<EmittedKernel>& segs) {
+  const std::string& K = k.name;
+  KernelParts p;
+  p.header = "\n// ---- concat kernel " + K + ": blocks of segment 0, then of segment 1, ...\n";
+  p.tiling_data = concat_tiling_data(k, segs);
+  p.tiling_function = concat_tiling_function(k, segs);
+  std::string params;
+  for (int i = 0; i < k.num_inputs; ++i) params += "GM_ADDR in" + std::to_string(i) + ", ";
+  for (int i = 0; i < k.num_outputs; ++i) params += "GM_ADDR out" + std::to_string(i) + ", ";
+  std::string c = "extern \"C\" __global__ __aicore__ void " + K + "(" + params +
+                  "GM_ADDR workspace, GM_ADDR tiling) {\n  (void)workspace;\n";
+  c +=
+      "  const " + K + "_TilingData* td = reinterpret_cast<const " + K + "_TilingData*>(tiling);\n";
+  c += "  int64_t block_idx = AscendC::GetBlockIdx();\n";
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const std::string si = "td->s" + std::to_string(i);
+    std::string args;
+    for (int in : u.input_map[i]) args += "in" + std::to_string(in) + ", ";
+    for (int o : u.output_map[i]) args += "out" + std::to_string(o) + ", ";
+    c += "  if (block_idx < " + si + ".header.block_dim) {\n";
+    c += "    " + segs[i].name + "_block(" + args + "&" + si + ", block_idx);\n    return;\n  }\n";
+    c += "  block_idx -= " + si + ".header.block_dim;\n";
+  }
+  p.kernel = c + "}\n";
+  std::string a = "\n#ifdef AF_ASCENDC_EMU\nAF_EXPORT void " + K +
+                  "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {\n";
+  a += "  const af_tiling_header* h = static_cast<const af_tiling_header*>(tiling_data);\n";
+  a += "  AscendC::emu::begin_block(\"" + K + "\", block_idx, h->block_dim);\n  " + K + "(";
+  for (int i = 0; i < k.num_inputs + k.num_outputs; ++i)
+    a += "static_cast<GM_ADDR>(args[" + std::to_string(i) + "]), ";
+  a += "nullptr, static_cast<GM_ADDR>(const_cast<void*>(tiling_data)));\n";
+  p.adaptor = a + "  AscendC::emu::end_block();\n}\n#endif\n";
+  return p;
+}
+
+/// Every kernel of `kernels` printed (a concat kernel's segments before it), after checking
+/// each can be.
+std::vector<Printed> print_all(const std::vector<KernelUnit>& kernels, const schedule::Target& t) {
+  std::vector<Printed> out;
   std::set<std::string> names;
   for (const KernelUnit& u : kernels) {
-    if (u.segments.size() != 1 || !u.input_map.empty())
-      throw CompileError("codegen: concat kernel " + u.name + " has no Ascend C printer yet");
-    const ascir::AscGraph& g = *u.segments[0];
-    std::string why = ascendc_reason(g, t);
-    if (!why.empty()) codegen_fail(g, "Ascend C: " + why);
-    KernelContext k = analyze_kernel(g, kernel_c_name(g.name));
+    std::string why = ascendc_unit_reason(u, t);
+    if (!why.empty()) throw CompileError("codegen: kernel " + u.name + ": Ascend C: " + why);
+    std::vector<EmittedKernel> segs;
+    for (const ascir::AscGraph* g : u.segments) {
+      KernelContext k = analyze_kernel(*g, kernel_c_name(g->name));
+      if (!names.insert(k.name).second)
+        throw CompileError("codegen: two kernels are named " + k.name + " in one source");
+      segs.push_back(
+          {k.name, k.size_symbols, k.num_inputs, k.num_outputs, schedule::TargetKind::AscendC});
+      out.push_back({segs.back(), print_kernel(k, t), u.input_map.empty()});
+    }
+    if (u.input_map.empty()) continue;
+    EmittedKernel k = concat_kernel(u, segs);
+    k.target = schedule::TargetKind::AscendC;
     if (!names.insert(k.name).second)
       throw CompileError("codegen: two kernels are named " + k.name + " in one source");
-    KernelParts parts = print_kernel(k, t);
-    out.emplace_back(std::move(k), std::move(parts));
+    out.push_back({k, concat_parts(u, k, segs), true});
   }
   return out;
 }
@@ -101,14 +155,27 @@ std::string ascendc_reason(const ascir::AscGraph& g, const schedule::Target& t) 
   return kernel_reason(g, t);
 }
 
+std::string ascendc_unit_reason(const KernelUnit& u, const schedule::Target& t) {
+  bool concat = !u.input_map.empty();
+  if (!concat && u.segments.size() != 1)
+    return std::to_string(u.segments.size()) + " loop nests but no segment maps";
+  for (const ascir::AscGraph* g : u.segments) {
+    if (concat && g->schedule && g->schedule->family != ascir::ScheduleFamily::Elementwise)
+      return "concat segment " + g->name + " is not elementwise";
+    std::string why = kernel_reason(*g, t);
+    if (!why.empty()) return (concat ? "segment " + g->name + ": " : "") + why;
+  }
+  return "";
+}
+
 EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
                                   const schedule::Target& t) {
   EmittedSource out;
   out.code = banner(t) + kDevicePrologue + "#include \"autofuse_ascendc_tiling.h\"\n";
-  for (const auto& [k, p] : print_all(kernels, t)) {
+  for (const Printed& k : print_all(kernels, t)) {
+    const KernelParts& p = k.parts;
     out.code += p.header + p.tiling_data + "\n" + p.tiling_function + "\n" + p.kernel + p.adaptor;
-    out.kernels.push_back(
-        {k.name, k.size_symbols, k.num_inputs, k.num_outputs, schedule::TargetKind::AscendC});
+    if (k.unit) out.kernels.push_back(k.kernel);
   }
   return out;
 }
@@ -121,8 +188,9 @@ std::map<std::string, std::string> ascendc_package(const std::vector<KernelUnit>
                   "\n#define " + guard + "\n#include \"autofuse_abi.h\"\n\n";
   std::string host = banner(t) + kHostIncludes + "#include \"" + name + "_tiling.h\"\n";
   std::string device = banner(t) + kDevicePrologue + "#include \"" + name + "_tiling.h\"\n";
-  for (const auto& [k, p] : print_all(kernels, t)) {
-    h += p.tiling_data + "extern \"C\" void " + k.name +
+  for (const Printed& k : print_all(kernels, t)) {
+    const KernelParts& p = k.parts;
+    h += p.tiling_data + "extern \"C\" void " + k.kernel.name +
          "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data);\n\n";
     host += p.header + p.tiling_function;
     device += p.header + p.kernel;

@@ -22,11 +22,16 @@ namespace af::codegen {
 /// fit the target's UB. Such a kernel keeps the CPU target.
 std::string ascendc_reason(const ascir::AscGraph& g, const schedule::Target& t);
 
-/// One Ascend C translation unit for `kernels` (plain kernels; each must have an empty
-/// ascendc_reason). Per kernel K: `struct K_TilingData`, `K_tiling` (tile: the largest multiple
-/// of 64 elements whose double-buffered queue slots and f32 scratch fit t.ascend.ub_bytes;
-/// block_dim at most t.ascend.vector_cores), the kernel `K`, and under AF_ASCENDC_EMU the ABI's
-/// `K_kernel`. Throws CompileError naming the kernel otherwise.
+/// Why the Ascend C emitter cannot print kernel unit `u` ("" when it can): a plain kernel's
+/// ascendc_reason; for a concat kernel, the first segment's that is not elementwise or has one.
+std::string ascendc_unit_reason(const KernelUnit& u, const schedule::Target& t);
+
+/// One Ascend C translation unit for `kernels` (each must have an empty ascendc_unit_reason; a
+/// concat kernel's segments are printed as kernels whose `S_block` its entry calls). Per kernel K:
+/// `struct K_TilingData`, `K_tiling` (tile: the largest multiple of 64 elements whose
+/// double-buffered queue slots and f32 scratch fit t.ascend.ub_bytes; block_dim at most
+/// t.ascend.vector_cores), the kernel `K`, and under AF_ASCENDC_EMU the ABI's `K_kernel`. Throws
+/// CompileError naming the kernel otherwise.
 EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
                                   const schedule::Target& t);
 

@@ -308,11 +308,20 @@ class KernelPrinter {
     return e;
   }
 
+  /// `K_block`, one block of the kernel (what a concat kernel's segments are called as), then
+  /// the entry `K` running block GetBlockIdx().
   void kernel() {
-    line(0, "extern \"C\" __global__ __aicore__ void " + k_.name + "(" + args_signature() + ") {");
-    line(1, "(void)workspace;");
-    line(1, "const " + k_.name + "_TilingData* td = reinterpret_cast<const " + k_.name +
-                "_TilingData*>(tiling);");
+    std::string gm_args, gm_params;
+    for (int i = 0; i < k_.num_inputs; ++i) {
+      gm_params += "GM_ADDR in" + num(static_cast<size_t>(i)) + ", ";
+      gm_args += "in" + num(static_cast<size_t>(i)) + ", ";
+    }
+    for (int i = 0; i < k_.num_outputs; ++i) {
+      gm_params += "GM_ADDR out" + num(static_cast<size_t>(i)) + ", ";
+      gm_args += "out" + num(static_cast<size_t>(i)) + ", ";
+    }
+    line(0, "__aicore__ inline void " + k_.name + "_block(" + gm_params + "const " + k_.name +
+                "_TilingData* td, int64_t block_idx) {");
     for (const auto& [name, var] : k_.sym_var)
       line(1, "const int64_t " + var + " = td->" + var + ";");
     if (rows_in_ub(k_))
@@ -377,7 +386,6 @@ class KernelPrinter {
     }
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (invariant_[i]) compute(1, static_cast<int>(i), "ub_tile");
-    line(1, "const int64_t block_idx = AscendC::GetBlockIdx();");
     line(1, "if (block_idx >= " + size_var(k_.block_outer) + ") return;");
     IndexDeriver idx(g_, &lines_, "  ");
     line(1, "const int64_t i" + num(static_cast<size_t>(k_.block_outer)) + " = block_idx;  // " +
@@ -406,6 +414,12 @@ class KernelPrinter {
     }
     body(depth);
     for (; depth > 1; --depth) line(depth - 1, "}");
+    line(0, "}");
+    line(0, "");
+    line(0, "extern \"C\" __global__ __aicore__ void " + k_.name + "(" + args_signature() + ") {");
+    line(1, "(void)workspace;");
+    line(1, k_.name + "_block(" + gm_args + "reinterpret_cast<const " + k_.name +
+                "_TilingData*>(tiling), AscendC::GetBlockIdx());");
     line(0, "}");
   }
 

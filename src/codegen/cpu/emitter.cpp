@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ascir/printer.h"
+#include "codegen/concat_tiling.h"
 #include "codegen/cpu/kernel.h"
 #include "codegen/cpu/tiling.h"
 #include "schedule/schedule.h"
@@ -30,46 +31,14 @@ EmittedKernel emit_nest(const ascir::AscGraph& g, const schedule::Target& t, std
   return {k.name, k.size_symbols, k.num_inputs, k.num_outputs};
 }
 
-/// "{a[i0], a[i1], ...}": the entries of C array `a` at `idx` (+ `base`).
-std::string pick(const std::string& a, const std::vector<int>& idx, int base = 0) {
-  std::string s = "{";
-  for (size_t i = 0; i < idx.size(); ++i)
-    s += (i ? ", " : "") + a + "[" + std::to_string(base + idx[i]) + "]";
-  return s + "}";
-}
-
 /// The TilingData, tiling and kernel functions of concat kernel `u` over its emitted segments.
 EmittedKernel emit_concat_dispatch(const KernelUnit& u, const std::vector<EmittedKernel>& segs,
                                    std::string* code) {
-  EmittedKernel out{kernel_c_name(u.name), {}, u.num_inputs, u.num_outputs};
-  std::set<std::string> symbols;
-  for (const EmittedKernel& s : segs) symbols.insert(s.symbols.begin(), s.symbols.end());
-  out.symbols.assign(symbols.begin(), symbols.end());
+  EmittedKernel out = concat_kernel(u, segs);
   const std::string& K = out.name;
-  std::string c =
-      "\n// ---- concat kernel " + K + ": blocks of segment 0, then of segment 1, ...\n";
-  c += "struct " + K + "_TilingData {\n  af_tiling_header header;\n";
-  for (size_t i = 0; i < segs.size(); ++i)
-    c += "  " + segs[i].name + "_TilingData s" + std::to_string(i) + ";\n";
-  c += "};\nstatic_assert(sizeof(" + K + "_TilingData) <= AF_MAX_TILING_DATA_BYTES, \"" + K +
-       ": tiling data too large\");\n\n";
-  c += "AF_EXPORT void " + K +
-       "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
-  c += "  " + K + "_TilingData* td = static_cast<" + K + "_TilingData*>(tiling_data);\n";
-  c += "  td->header.block_dim = 0;\n  td->header.tiling_key = 0;\n";
-  for (size_t i = 0; i < segs.size(); ++i) {
-    std::vector<int> at;
-    for (const auto& name : segs[i].symbols)
-      at.push_back(static_cast<int>(std::find(out.symbols.begin(), out.symbols.end(), name) -
-                                    out.symbols.begin()));
-    const std::string si = "s" + std::to_string(i);
-    c += "  {\n";
-    c += at.empty() ? "    const int64_t* syms = symbols;\n"
-                    : "    const int64_t syms[] = " + pick("symbols", at) + ";\n";
-    c += "    " + segs[i].name + "_tiling(syms, target, &td->" + si + ");\n";
-    c += "    td->header.block_dim += td->" + si + ".header.block_dim;\n  }\n";
-  }
-  c += "}\n\n";
+  std::string c = "\n// ---- concat kernel " + K +
+                  ": blocks of segment 0, then of segment 1, ...\n" +
+                  concat_tiling_data(out, segs) + "\n" + concat_tiling_function(out, segs);
   c += "AF_EXPORT void " + K +
        "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {\n";
   c +=
