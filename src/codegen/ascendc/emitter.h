@@ -18,8 +18,9 @@
 namespace af::codegen {
 
 /// Why the Ascend C emitter cannot print scheduled kernel `g` ("" when it can): a schedule
-/// family, op, dtype or layout it has no mapping for, or a tile of 64 elements that does not
-/// fit the target's UB. Such a kernel keeps the CPU target.
+/// family (it prints elementwise and reduce_inner), op, dtype or layout it has no mapping for, a
+/// tile of 64 elements or a row of known length that does not fit the target's UB, more queue
+/// buffers than a TPosition has. Such a kernel keeps the CPU target.
 std::string ascendc_reason(const ascir::AscGraph& g, const schedule::Target& t);
 
 /// Why the Ascend C emitter cannot print kernel unit `u` ("" when it can): a plain kernel's
@@ -35,7 +36,7 @@ std::string ascendc_unit_reason(const KernelUnit& u, const schedule::Target& t);
 EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
                                   const schedule::Target& t);
 
-/// The sources of a CANN-style package of `kernels` (each with an empty ascendc_reason), by
+/// The sources of a CANN-style package of `kernels` (each with an empty ascendc_unit_reason), by
 /// file name: `<name>_tiling.h` (the TilingData structs, the tiling functions' declarations),
 /// `<name>_tiling.cpp` (the host tiling functions) and `<name>_kernels.cpp` (the __aicore__
 /// kernels), each including autofuse_abi.h, autofuse_ascendc_tiling.h or autofuse_cpu_int.h
