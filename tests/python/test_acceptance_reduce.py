@@ -110,7 +110,7 @@ def test_norm_is_one_kernel(fn, shape, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(1, 7), (4, 128, 768)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", [(4, 128, 768)], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("fn", list(PATTERNS), ids=lambda f: f.__name__)
 def test_norm_is_one_ascendc_kernel(fn, shape, dtype, monkeypatch):
     # On the ascendc target the row reduction is Ascend C (whole rows in UB, ReduceSum /

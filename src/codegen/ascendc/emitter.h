@@ -45,9 +45,10 @@ std::map<std::string, std::string> ascendc_package(const std::vector<KernelUnit>
                                                    const schedule::Target& t,
                                                    const std::string& name);
 
-/// Compiler flags for building the emitted source against ascendc_emu with g++: -O2 -fPIC
-/// -shared -std=c++17 -ffp-contract=off -fno-fast-math -DAF_ASCENDC_EMU. Add
-/// -I<runtime/include> and -I<runtime/include/ascendc_emu>.
+/// Compiler flags for building the emitted source against ascendc_emu with g++: -O1 -fPIC
+/// -shared -std=c++17 -ffp-contract=off -fno-fast-math -DAF_ASCENDC_EMU (later on a command line
+/// than the CPU flags, its -O1 wins: the whole source of an ascendc program is a check, not
+/// timed). Add -I<runtime/include> and -I<runtime/include/ascendc_emu>.
 std::vector<std::string> ascendc_compile_flags(const schedule::Target& t);
 
 }  // namespace af::codegen
