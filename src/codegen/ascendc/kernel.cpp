@@ -188,15 +188,12 @@ class KernelPrinter {
                  lane_stride(k_, g_.nodes[node.inputs[0]]) == sym::Expr(1)) {
         var_[i] = "x" + num(node.inputs[0]);  // the dequeued tile itself
       } else if (node.op != "output") {
-        var_[i] = "v" + num(scratch_++);
         invariant_[i] =
             node.op == "scalar" || (node.op != "load" && !node.inputs.empty() &&
                                     std::all_of(node.inputs.begin(), node.inputs.end(),
                                                 [&](int in) { return invariant_[in]; }));
-        if (!invariant_[i] && !full(k_, static_cast<int>(i))) {  // one repeat per row
-          --scratch_;
-          var_[i] = "r" + num(row_values_++);
-        }
+        bool per_row = !invariant_[i] && !full(k_, static_cast<int>(i));  // one repeat per row
+        var_[i] = per_row ? "r" + num(row_values_++) : "v" + num(scratch_++);
         if (node.op == "cast") rounding_.push_back(static_cast<int>(i));
         if (graph::is_reduce_op(node.op)) reduces_ = true;
         if (const OpRule* r = find_rule(node))
