@@ -145,6 +145,20 @@ def test_outer_and_middle_dims_are_one_kernel(op, dim, shape, dtype):
     assert reduces and all(n.attrs["dims"] == [dim] for n in reduces)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "op,dim,shape",
+    [pytest.param(op, d, s, id=f"{op}_dim{d}-{p.id}") for op, d, s in OUTER_AND_MIDDLE for p in [_shape_param(s)]],
+)
+def test_outer_and_middle_dims_on_ascendc(op, dim, shape, dtype, monkeypatch):
+    # reduce_outer in Ascend C: a tile of columns accumulated over the reduced rows (Add / Max),
+    # one pass per stage of the plan (softmax: max, then the sum of exp, then the division).
+    monkeypatch.setenv("AUTOFUSE_TARGET", "ascendc")
+    fn = {"sum": torch.sum, "softmax": torch.softmax}[op]
+    rec = check_one_kernel(lambda x: fn(x, dim), torch.randn(shape, dtype=dtype))
+    assert kernel_targets(rec) == ["ascendc"], rec.program.source()[:400]
+
+
 # Found by the reduction fuzzer: a reduce over a size-1 dim, or of an already reduced value,
 # fused next to a real reduction must stay the identity (it once accumulated over the row).
 IDENTITY_REDUCES = [

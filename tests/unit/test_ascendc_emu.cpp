@@ -225,6 +225,30 @@ TEST(AscendcEmu, ReportsOperandRules) {
             std::string::npos);
 }
 
+TEST(AscendcEmu, ReportsTheAdvancedMathCallsRules) {
+  auto v = violations_of([] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 2048);
+    LocalTensor<float> t = b.Get<float>();  // 512 floats
+    LocalTensor<uint8_t> tmp = t[256].ReinterpretCast<uint8_t>();
+    Tanh(t[64], t, tmp, 64);  // fine: 1,024 temporary bytes
+    Tanh(t, t, tmp, 64);      // in place: Tanh needs source and destination apart
+    Erf(t[64], t, t[448].ReinterpretCast<uint8_t>(), 64);  // 256 temporary bytes, 768 needed
+    Sin(t[128], t, t[64].ReinterpretCast<uint8_t>(), 64);  // temporary bytes over the dst
+    Power(t[64], t, t[128], tmp, 64);  // tensor-tensor: 1,280 temporary bytes needed
+  });
+  ASSERT_EQ(v.size(), 4u) << joined(v);
+  EXPECT_NE(v[0].find("Tanh: source and destination overlap"), std::string::npos) << v[0];
+  EXPECT_NE(v[1].find("Erf: temporary buffer: 768 elements, the tensor holds 256"),
+            std::string::npos)
+      << v[1];
+  EXPECT_NE(v[2].find("Sin: temporary buffer and destination overlap"), std::string::npos) << v[2];
+  EXPECT_NE(v[3].find("Power: temporary buffer: 1280 elements, the tensor holds 1024"),
+            std::string::npos)
+      << v[3];
+}
+
 TEST(AscendcEmu, ReportsACopyBeyondItsGlobalBuffer) {
   std::vector<float> x(16, 1.0f);
   auto v = violations_of([&] {

@@ -33,10 +33,11 @@ std::string_view device_type(DType t) {
   }
 }
 
-/// An f32 C literal for `v`, exact (hexadecimal); "" for inf/NaN.
+/// An f32 C expression for `v`, exact: a hexadecimal literal, inf and NaN by their bits.
 std::string float_literal(double v) {
   float f = static_cast<float>(v);
-  if (!std::isfinite(f)) return "";
+  if (std::isnan(f)) return "af_f32_bits(0x7fc00000u)";
+  if (std::isinf(f)) return f > 0 ? "af_f32_bits(0x7f800000u)" : "af_f32_bits(0xff800000u)";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%af", static_cast<double>(f));
   return buf;
@@ -80,22 +81,29 @@ bool rows_in_ub(const KernelContext& k) {
   return k.g->schedule->family == ascir::ScheduleFamily::ReduceInner;
 }
 
-/// Whether node i of k is computed per element (else once per row: a reduction's result and
-/// what follows from it).
-bool full(const KernelContext& k, int i) {
-  return !rows_in_ub(k) || k.plan.full.at(static_cast<size_t>(i));
+/// Whether k's schedule is reduce_outer (a tile of columns accumulated over the reduced rows).
+bool columns(const KernelContext& k) {
+  return k.g->schedule->family == ascir::ScheduleFamily::ReduceOuter;
 }
 
-/// The reductions the Ascend C emitter prints: the vector API call, and whether the result is
-/// divided by the row length.
+/// Whether node i of k is computed per element (else once per row: a reduction's result and
+/// what follows from it; for reduce_outer a tile of columns).
+bool full(const KernelContext& k, int i) {
+  return !ascir::is_reduce(k.g->schedule->family) || k.plan.full.at(static_cast<size_t>(i));
+}
+
+/// The reductions the Ascend C emitter prints: the vector API call reducing a row in UB
+/// (reduce_inner), the call accumulating a row into a tile of columns and the accumulator's
+/// start (reduce_outer), and whether the result is divided by the row length.
 struct ReduceCall {
-  std::string_view op, call;
+  std::string_view op, call, accumulate, init;
   bool mean;
 };
 constexpr ReduceCall kReduceCalls[] = {
-    {"reduce_sum", "ReduceSum", false},
-    {"reduce_mean", "ReduceSum", true},
-    {"reduce_max", "ReduceMax", false},
+    {"reduce_sum", "ReduceSum", "Add", "0.0f", false},
+    {"reduce_mean", "ReduceSum", "Add", "0.0f", true},
+    {"reduce_max", "ReduceMax", "Max", "af_f32_bits(0xff800000u)", false},
+    {"reduce_min", "ReduceMin", "Min", "af_f32_bits(0x7f800000u)", false},
 };
 
 const ReduceCall* find_reduce(const std::string& op) {
@@ -113,7 +121,7 @@ std::string node_reason(const KernelContext& k, int i) {
     return what + ": dtype " + std::string(dtype_name(n.out.dtype)) + " has no Ascend C mapping";
   if (n.op == "data" || n.op == "store") {
     sym::Expr s = lane_stride(k, n);
-    bool row_store = n.op == "store" && s == sym::Expr(0) && !full(k, i);
+    bool row_store = n.op == "store" && s == sym::Expr(0) && !full(k, i) && rows_in_ub(k);
     if (s != sym::Expr(1) && !(n.op == "data" && s == sym::Expr(0)) && !row_store)
       return what + ": stride " + s.str() + " along the vectorized axis (a gather/scatter)";
     return "";
@@ -123,10 +131,7 @@ std::string node_reason(const KernelContext& k, int i) {
     if (!full(k, n.inputs.at(0))) return what + ": reduces a row value";
     return "";
   }
-  if (n.op == "load" || n.op == "broadcast") return "";
-  if (n.op == "scalar")
-    return float_literal(scalar_value(n)).empty() ? what + ": a non-finite constant" : "";
-  if (n.op == "cast") return "";
+  if (n.op == "load" || n.op == "broadcast" || n.op == "scalar" || n.op == "cast") return "";
   if (!find_rule(n)) return what + ": no Ascend C mapping for this op";
   return "";
 }
@@ -185,14 +190,16 @@ class KernelPrinter {
         var_[i] = var_[node.inputs[0]];
         invariant_[i] = invariant_[node.inputs[0]];
       } else if (node.op == "load" && g_.nodes[node.inputs[0]].out.dtype == DType::F32 &&
-                 lane_stride(k_, g_.nodes[node.inputs[0]]) == sym::Expr(1)) {
+                 lane_stride(k_, g_.nodes[node.inputs[0]]) == sym::Expr(1) &&
+                 full(k_, static_cast<int>(i))) {
         var_[i] = "x" + num(node.inputs[0]);  // the dequeued tile itself
       } else if (node.op != "output") {
         invariant_[i] =
             node.op == "scalar" || (node.op != "load" && !node.inputs.empty() &&
                                     std::all_of(node.inputs.begin(), node.inputs.end(),
                                                 [&](int in) { return invariant_[in]; }));
-        bool per_row = !invariant_[i] && !full(k_, static_cast<int>(i));  // one repeat per row
+        // reduce_inner's row values take one repeat each; reduce_outer's are tiles of columns.
+        bool per_row = rows_in_ub(k_) && !invariant_[i] && !full(k_, static_cast<int>(i));
         var_[i] = per_row ? "r" + num(row_values_++) : "v" + num(scratch_++);
         if (node.op == "cast") rounding_.push_back(static_cast<int>(i));
         if (graph::is_reduce_op(node.op)) reduces_ = true;
@@ -201,7 +208,7 @@ class KernelPrinter {
       }
     }
     bytes_per_element_ += 4 * scratch_ + 2 * static_cast<int64_t>(rounding_.size());
-    if (reduces_) bytes_per_element_ += 4;  // the reductions' work tile
+    if (reduces_ && rows_in_ub(k_)) bytes_per_element_ += 4;  // the reductions' work tile
     for (size_t i = 0; i < n; ++i) {
       const AscNode& node = g_.nodes[i];
       if (!full(k_, static_cast<int>(i)) || invariant_[i] || node.op == "broadcast" ||
@@ -217,17 +224,18 @@ class KernelPrinter {
   /// The UB bytes left for tiles: the target's, less the row values' fixed repeats.
   int64_t ub_for_tiles() const { return t_.ascend.ub_bytes - int64_t{row_values_} * kRepeat * 4; }
 
-  /// Whether broadcast node i spreads a row value (one per row) over the row.
+  /// Whether broadcast node i spreads a row value (one per row) over the row (reduce_outer's
+  /// row values are already tiles of columns: their broadcast over the rows is the same tile).
   bool expands(int i) const {
     int in = g_.nodes[i].inputs.at(0);
-    return full(k_, i) && !full(k_, in) && !invariant_[in];
+    return rows_in_ub(k_) && full(k_, i) && !full(k_, in) && !invariant_[in];
   }
 
   /// The elements node i's value is computed over: a tile (nr), a row value's one repeat, or a
   /// kernel-invariant value's whole buffer (ub_tile).
   std::string count_of(int i) const {
     if (invariant_[i]) return "ub_tile";
-    return full(k_, i) ? "nr" : std::to_string(kRepeat);
+    return full(k_, i) || !rows_in_ub(k_) ? "nr" : std::to_string(kRepeat);
   }
 
   /// Queue slots per input: two (double buffering) while the 8 VECIN buffers allow.
@@ -372,7 +380,7 @@ class KernelPrinter {
         line(1, "const AscendC::LocalTensor<float> r" + num(static_cast<size_t>(r)) +
                     " = rowbuf.Get<float>()[" + num(static_cast<size_t>(r * kRepeat)) + "];");
     }
-    if (reduces_) {
+    if (reduces_ && rows_in_ub(k_)) {
       line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> work_buf;  // ReduceSum/ReduceMax work");
       line(1, "pipe.InitBuffer(work_buf, ub_tile * sizeof(float));");
       line(1, "const AscendC::LocalTensor<float> work = work_buf.Get<float>();");
@@ -389,7 +397,8 @@ class KernelPrinter {
                 g_.axis(k_.block_outer).name);
     idx.set(k_.block_outer, "i" + num(static_cast<size_t>(k_.block_outer)));
     int depth = 1;
-    for (size_t l = 1; l + 1 < k_.nest.size(); ++l) {
+    const size_t loops = columns(k_) ? 2 : k_.nest.size() - 1;  // reduce_outer: rows in passes
+    for (size_t l = 1; l < loops; ++l) {
       int a = k_.nest[l];
       idx.set_indent(std::string(2 * depth, ' '));
       std::string var = "i" + num(static_cast<size_t>(a));
@@ -400,6 +409,7 @@ class KernelPrinter {
     }
     idx.set_indent(std::string(2 * depth, ' '));
     idx.set(k_.vec, "0", true);
+    for (size_t l = loops; l + 1 < k_.nest.size(); ++l) idx.set(k_.nest[l], "0");
     line(depth,
          "const int64_t n = " + loop_extent(k_, idx, k_.vec) + ";  // elements of this tile");
     line(depth, "const int32_t nr = static_cast<int32_t>((n + " + num(kRepeat - 1) + ") / " +
@@ -409,7 +419,12 @@ class KernelPrinter {
       if ((n.op == "data" && var_used_data(static_cast<int>(i))) || n.op == "store")
         line(depth, "const int64_t o" + num(i) + " = " + tile_base_offset(k_, idx, n) + ";");
     }
-    body(depth);
+    if (columns(k_)) {
+      columns_body(depth);
+    } else {
+      std::vector<bool> on(g_.nodes.size(), true);
+      body(depth, on);
+    }
     for (; depth > 1; --depth) line(depth - 1, "}");
     line(0, "}");
     line(0, "");
@@ -437,39 +452,136 @@ class KernelPrinter {
     line(depth, "}");
   }
 
-  /// One tile: CopyIn, Compute, CopyOut.
-  void body(int depth) {
-    auto at = [&](int i) {
-      return "gm" + num(static_cast<size_t>(i)) + "[o" + num(static_cast<size_t>(i)) + "]";
-    };
-    line(depth, "// CopyIn");
+  /// GM element `i`'s tile starts at: its tensor at its offset variable.
+  std::string at(int i) const {
+    return "gm" + num(static_cast<size_t>(i)) + "[" + off_ + num(static_cast<size_t>(i)) + "]";
+  }
+
+  /// One tile: CopyIn, Compute, CopyOut of the nodes `on` (every node but the invariant ones
+  /// for elementwise and reduce_inner; one pass's for reduce_outer).
+  void body(int depth, const std::vector<bool>& on) {
+    std::vector<int> ins, outs;
     for (int d : queued_)
+      if (on[d]) ins.push_back(d);
+    for (int s : stores_)
+      if (on[s]) outs.push_back(s);
+    line(depth, "// CopyIn");
+    for (int d : ins)
       staged(depth, d, "AllocTensor", {"af_copy_in(t, " + at(d) + ", n);"}, "EnQue");
     line(depth, "// Compute");
-    for (int d : queued_) {
+    for (int d : ins) {
       std::string T = type_of(d);
       line(depth, "AscendC::LocalTensor<" + T + "> x" + num(static_cast<size_t>(d)) + " = que" +
                       num(static_cast<size_t>(d)) + ".DeQue<" + T + ">();");
     }
     for (size_t i = 0; i < g_.nodes.size(); ++i)
-      if (!invariant_[i] && g_.nodes[i].op != "store")
+      if (on[i] && !invariant_[i] && g_.nodes[i].op != "store")
         compute(depth, static_cast<int>(i), count_of(static_cast<int>(i)));
-    for (int s : stores_) {
+    store_tiles(depth, outs);
+    for (int d : ins)
+      line(depth, "que" + num(static_cast<size_t>(d)) + ".FreeTensor(x" +
+                      num(static_cast<size_t>(d)) + ");");
+    copy_out(depth, outs);
+  }
+
+  /// Each store's value into a VECOUT tile of its dtype.
+  void store_tiles(int depth, const std::vector<int>& outs) {
+    for (int s : outs) {
       const std::string& v = var_[g_.nodes[s].inputs[0]];
-      const std::string count = full(k_, s) ? "nr" : std::to_string(kRepeat);
+      const std::string count = count_of(s);
       staged(depth, s, "AllocTensor",
              {g_.nodes[s].out.dtype == DType::F32
                   ? "AscendC::DataCopy(t, " + v + ", static_cast<uint32_t>(" + count + "));"
                   : "AscendC::Cast(t, " + v + ", AscendC::RoundMode::CAST_RINT, " + count + ");"},
              "EnQue");
     }
-    for (int d : queued_)
-      line(depth, "que" + num(static_cast<size_t>(d)) + ".FreeTensor(x" +
-                      num(static_cast<size_t>(d)) + ");");
-    line(depth, "// CopyOut");
-    for (int s : stores_)
+  }
+
+  /// The stores' VECOUT tiles to GM: n elements, one for reduce_inner's per-row values.
+  void copy_out(int depth, const std::vector<int>& outs) {
+    if (!outs.empty()) line(depth, "// CopyOut");
+    for (int s : outs)
       staged(depth, s, "DeQue",
-             {"af_copy_out(" + at(s) + ", t, " + (full(k_, s) ? "n" : "1") + ");"}, "FreeTensor");
+             {"af_copy_out(" + at(s) + ", t, " + (count_of(s) == "nr" ? "n" : "1") + ");"},
+             "FreeTensor");
+  }
+
+  /// reduce_outer, one tile of columns: per pass of the plan, the row values of its stage (and
+  /// their stores), then a loop over the reduced rows computing what the pass needs and
+  /// accumulating its reductions into their tiles (Add / Max / Min), a mean divided at the end.
+  void columns_body(int depth) {
+    const std::vector<int> rows(k_.nest.begin() + 2, k_.nest.end() - 1);  // the reduced loops
+    std::string count;
+    for (int r : rows) count += (count.empty() ? "" : " * ") + size_var(r);
+    const size_t n = g_.nodes.size();
+    for (int p = 0; p <= k_.plan.passes; ++p) {
+      std::vector<int> row_stores;
+      for (size_t i = 0; i < n; ++i) {
+        const AscNode& node = g_.nodes[i];
+        if (full(k_, static_cast<int>(i)) || k_.plan.stage[i] != p || invariant_[i]) continue;
+        if (node.op == "store") {
+          row_stores.push_back(static_cast<int>(i));
+        } else if (const ReduceCall* r = find_reduce(node.op); r && r->mean) {
+          line(depth, "AscendC::Muls(" + var_[i] + ", " + var_[i] + ", 1.0f / static_cast<float>(" +
+                          count + "), nr);  // %" + node.name + " mean");
+        } else if (node.op == "load" && lane_stride(k_, g_.nodes[node.inputs[0]]) != sym::Expr(0)) {
+          int d = node.inputs[0];  // read once per tile of columns into the load's own tile
+          line(depth, "{");
+          staged(depth + 1, d, "AllocTensor", {"af_copy_in(t, " + at(d) + ", n);"}, "EnQue");
+          std::string T = type_of(d), x = "x" + num(static_cast<size_t>(d));
+          line(depth + 1, "AscendC::LocalTensor<" + T + "> " + x + " = que" +
+                              num(static_cast<size_t>(d)) + ".DeQue<" + T + ">();");
+          compute(depth + 1, static_cast<int>(i), "nr");
+          line(depth + 1, "que" + num(static_cast<size_t>(d)) + ".FreeTensor(" + x + ");");
+          line(depth, "}");
+        } else if (!graph::is_reduce_op(node.op)) {
+          compute(depth, static_cast<int>(i), "nr");
+        }
+      }
+      store_tiles(depth, row_stores);
+      copy_out(depth, row_stores);
+      if (p == k_.plan.passes) break;
+      // What pass p reads and computes: its reductions and full stores, and their operands.
+      std::vector<bool> on(n, false);
+      for (size_t i = n; i-- > 0;) {
+        const AscNode& node = g_.nodes[i];
+        bool root =
+            graph::is_reduce_op(node.op)
+                ? k_.plan.stage[node.inputs.at(0)] == p
+                : node.op == "store" && full(k_, static_cast<int>(i)) && k_.plan.stage[i] == p;
+        if (!root && !on[i]) continue;
+        on[i] = true;
+        for (int in : node.inputs)
+          if (full(k_, in) && !invariant_[in]) on[in] = true;
+      }
+      line(depth, "// pass " + std::to_string(p));
+      for (size_t i = 0; i < n; ++i)
+        if (on[i] && graph::is_reduce_op(g_.nodes[i].op))
+          line(depth, "AscendC::Duplicate(" + var_[i] + ", " +
+                          std::string(find_reduce(g_.nodes[i].op)->init) + ", nr);");
+      int d = depth;
+      for (int r : rows) {
+        std::string var = "i" + num(static_cast<size_t>(r));
+        line(d, "for (int64_t " + var + " = 0; " + var + " < " + size_var(r) + "; ++" + var +
+                    ") {  // " + g_.axis(r).name);
+        ++d;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const AscNode& node = g_.nodes[i];
+        if (!on[i] || (node.op != "store" && node.op != "data")) continue;
+        std::string e = "o" + num(i);
+        for (size_t a = 0; a < node.out.axes.size(); ++a)
+          if (std::find(rows.begin(), rows.end(), node.out.axes[a]) != rows.end() &&
+              node.out.strides[a] != sym::Expr(0))
+            e += " + i" + num(static_cast<size_t>(node.out.axes[a])) + " * " +
+                 cpp_expr(k_, node.out.strides[a]);
+        line(d, "const int64_t p" + num(i) + " = " + e + ";");
+      }
+      off_ = "p";
+      body(d, on);
+      off_ = "o";
+      for (; d > depth; --d) line(d - 1, "}");
+    }
   }
 
   /// A scalar read of UB a vector instruction wrote waits for the vector pipe.
@@ -491,6 +603,11 @@ class KernelPrinter {
       return;
     }
     if (n.op == "broadcast" || (n.op == "cast" && !rounds(i))) return;
+    if (const ReduceCall* r = find_reduce(n.op); r && columns(k_)) {
+      line(depth, "AscendC::" + std::string(r->accumulate) + "(" + d + ", " + d + ", " +
+                      var_[n.inputs[0]] + ", " + count + ");  // " + c);
+      return;
+    }
     if (const ReduceCall* r = find_reduce(n.op)) {
       line(depth, "AscendC::" + std::string(r->call) + "(" + d + ", " + var_[n.inputs[0]] +
                       ", work, static_cast<int32_t>(n));  // " + c);
@@ -505,8 +622,11 @@ class KernelPrinter {
       std::string x = "x" + num(static_cast<size_t>(data));
       if (lane_stride(k_, g_.nodes[data]) == sym::Expr(0)) {
         line(depth, "AscendC::Duplicate(" + d + ", static_cast<float>(gm" +
-                        num(static_cast<size_t>(data)) + ".GetValue(o" +
+                        num(static_cast<size_t>(data)) + ".GetValue(" + off_ +
                         num(static_cast<size_t>(data)) + ")), " + count + ");  // " + c);
+      } else if (g_.nodes[data].out.dtype == DType::F32 && d != x) {  // a row load, kept
+        line(depth, "AscendC::DataCopy(" + d + ", " + x + ", static_cast<uint32_t>(" + count +
+                        "));  // " + c);
       } else if (d != x) {
         line(depth, "AscendC::Cast(" + d + ", " + x + ", AscendC::RoundMode::CAST_NONE, " + count +
                         ");  // " + c);
@@ -543,6 +663,9 @@ class KernelPrinter {
       auto temps = temps_.find(i);
       for (size_t t = 0; temps != temps_.end() && t < temps->second.size(); ++t)
         put("{t" + num(t) + "}", "v" + num(static_cast<size_t>(temps->second[t])));
+      if (temps != temps_.end())
+        put("{tmp}",
+            "v" + num(static_cast<size_t>(temps->second.at(0))) + ".ReinterpretCast<uint8_t>()");
       for (size_t a = 0; a < n.inputs.size(); ++a) put("{" + num(a) + "}", var_[n.inputs[a]]);
       line(depth, "AscendC::" + s + ";" + (first ? "  // " + c : ""));
       first = false;
@@ -581,6 +704,7 @@ class KernelPrinter {
   bool reduces_ = false;                   // has reductions: a work tile
   int row_values_ = 0;                     // values computed once per row: one repeat each (rowbuf)
   std::string reason_;                     // why it cannot be printed after all ("" when it can)
+  std::string off_ = "o";                  // prefix of the variables holding tile offsets
   int scratch_ = 0;
   int64_t bytes_per_element_ = 0;
 
@@ -615,10 +739,6 @@ KernelParts print_kernel(const KernelContext& k, const schedule::Target& t) {
 
 std::string kernel_reason(const AscGraph& g, const schedule::Target& t) {
   if (!g.schedule) return "the graph is not scheduled";
-  if (g.schedule->family != ascir::ScheduleFamily::Elementwise &&
-      g.schedule->family != ascir::ScheduleFamily::ReduceInner)
-    return "schedule family " + std::string(ascir::name(g.schedule->family)) +
-           " has no Ascend C printer yet";
   KernelContext k;
   try {
     k = analyze_kernel(g, kernel_c_name(g.name));

@@ -21,6 +21,29 @@ const std::vector<OpRule>& op_rules() {
       {"sqrt", "", 0, {"Sqrt({d}, {0}, {n})"}},
       {"rsqrt", "", 0, {"Rsqrt({d}, {0}, {n})"}},
       {"relu", "", 0, {"Relu({d}, {0}, {n})"}},
+      // NaN in either operand gives NaN (torch's rule), as ascendc_emu's Max/Min: the device's
+      // NaN behaviour is not documented (docs/ascendc.md).
+      {"maximum", "", 0, {"Max({d}, {0}, {1}, {n})"}},
+      {"minimum", "", 0, {"Min({d}, {0}, {1}, {n})"}},
+      {"clamp_min", "", 0, {"Max({d}, {0}, {1}, {n})"}},
+      {"clamp_max", "", 0, {"Min({d}, {0}, {1}, {n})"}},
+      {"clamp", "", 0, {"Max({d}, {0}, {1}, {n})", "Min({d}, {d}, {2}, {n})"}},
+      // Rounding: Cast f32 -> f32 with a round mode (RINT is half to even, as torch.round).
+      {"floor", "", 0, {"Cast({d}, {0}, AscendC::RoundMode::CAST_FLOOR, {n})"}},
+      {"ceil", "", 0, {"Cast({d}, {0}, AscendC::RoundMode::CAST_CEIL, {n})"}},
+      {"round", "", 0, {"Cast({d}, {0}, AscendC::RoundMode::CAST_RINT, {n})"}},
+      {"trunc", "", 0, {"Cast({d}, {0}, AscendC::RoundMode::CAST_TRUNC, {n})"}},
+      {"div_trunc", "", 0, {"Div({d}, {0}, {1}, {n})",
+                            "Cast({d}, {d}, AscendC::RoundMode::CAST_TRUNC, {n})"}},
+      // The advanced API with its temporary buffer {tmp} (the rule's scratch tiles, as bytes):
+      // 1 tile for Tanh, 3 for Erf/Sin/Cos (256 x K bytes at least: a tile is >= 256 B),
+      // 6 for Power (1,536 B at least).
+      {"tanh", "", 1, {"Tanh({d}, {0}, {tmp}, {n})"}},
+      {"erf", "", 3, {"Erf({d}, {0}, {tmp}, {n})"}},
+      {"sin", "", 3, {"Sin({d}, {0}, {tmp}, {n})"}},
+      {"cos", "", 3, {"Cos({d}, {0}, {tmp}, {n})"}},
+      {"pow", "", 6, {"Power({d}, {0}, {1}, {tmp}, {n})"}},
+      {"exp2", "", 6, {"Power({d}, 2.0f, {0}, {tmp}, {n})"}},
       {"cube", "", 0, {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {0}, {n})"}},
       {"pow4", "", 0, {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {d}, {n})"}},
       {"rsquare", "", 0, {"Mul({d}, {0}, {0}, {n})", "Reciprocal({d}, {d}, {n})"}},

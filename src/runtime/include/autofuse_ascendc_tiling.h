@@ -9,18 +9,27 @@
  * buffer of any element size is 32-byte aligned and vector ops run whole repeats. */
 #define AF_ASCENDC_REPEAT 64
 
-/* An elementwise kernel over b rows of a elements, each UB tile element costing
+/* An elementwise or reduce_outer kernel over b rows of a elements (reduce_outer: a columns, each
+ * tile of columns accumulated over the reduced rows), each UB tile element costing
  * bytes_per_element of UB (queue slots of every input and output, double-buffered, plus the
  * f32 scratch): tile = the largest multiple of AF_ASCENDC_REPEAT whose bytes fit ub_bytes, no
- * larger than a rounded up; the b * ceil(a / tile) tiles are split into block_dim <= cores
- * blocks of `block` tiles. No work (a or b 0): block_dim 0. */
+ * larger than a rounded up, and, while the rows are fewer than the cores, no larger than cuts
+ * each row into enough tiles for every core (when 64-element tiles give that many); the b * ceil(a
+ * / tile) tiles are split into block_dim <= cores blocks of `block` tiles. No work (a or b 0):
+ * block_dim 0. */
 static inline void af_ascendc_tiling_elementwise(int64_t a, int64_t b, int64_t bytes_per_element,
                                                  int64_t ub_bytes, int64_t cores, int64_t* tile,
                                                  int64_t* block, int64_t* block_dim) {
   int64_t t = ub_bytes / (bytes_per_element > 0 ? bytes_per_element : 1) / AF_ASCENDC_REPEAT *
               AF_ASCENDC_REPEAT;
   int64_t whole = (a + AF_ASCENDC_REPEAT - 1) / AF_ASCENDC_REPEAT * AF_ASCENDC_REPEAT;
+  int64_t c = cores > 0 ? cores : 1;
   if (t > whole) t = whole;
+  if (b > 0 && b < c) { /* cut each row into ceil(c / b) tiles: no core idles */
+    int64_t per_row = (c + b - 1) / b;
+    int64_t spread = a / per_row / AF_ASCENDC_REPEAT * AF_ASCENDC_REPEAT;
+    if (t > spread) t = spread;
+  }
   if (t < AF_ASCENDC_REPEAT) t = AF_ASCENDC_REPEAT;
   *tile = t;
   if (a <= 0 || b <= 0) {
@@ -29,7 +38,6 @@ static inline void af_ascendc_tiling_elementwise(int64_t a, int64_t b, int64_t b
     return;
   }
   int64_t tiles = b * ((a + t - 1) / t);
-  int64_t c = cores > 0 ? cores : 1;
   *block = (tiles + c - 1) / c;
   *block_dim = (tiles + *block - 1) / *block;
 }

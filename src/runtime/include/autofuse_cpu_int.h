@@ -34,6 +34,15 @@ AF_INLINE int64_t af_min(int64_t a, int64_t b) {
 AF_INLINE int64_t af_max(int64_t a, int64_t b) {
   return a > b ? a : b;
 }
+/* The f32 with IEEE bits `bits`: how sources without <cmath> write inf and NaN constants. */
+AF_INLINE float af_f32_bits(uint32_t bits) {
+  union {
+    uint32_t u;
+    float f;
+  } v;
+  v.u = bits;
+  return v.f;
+}
 /* a / b and a % b for loop indices (a >= 0, b >= 1) without the division when b == 1: the
  * common case of a merged axis whose tile covers its whole dim (short rows). */
 AF_INLINE int64_t af_index_div(int64_t a, int64_t b) {

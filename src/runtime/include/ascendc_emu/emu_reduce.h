@@ -1,7 +1,7 @@
-// ascendc_emu: ReduceSum and ReduceMax over a row in UB, count form: dst[0] is the result,
-// `work` the device's scratch, sized as CANN 8 documents for Atlas A2 (docs/ascendc-facts.md
-// section 2). ReduceSum adds in the device's order: a binary tree inside each 256-byte repeat,
-// then the repeats' sums one after another.
+// ascendc_emu: ReduceSum, ReduceMax and ReduceMin over a row in UB, count form: dst[0] is the
+// result, `work` the device's scratch, sized as CANN 8 documents for Atlas A2
+// (docs/ascendc-facts.md section 2). ReduceSum adds in the device's order: a binary tree inside
+// each 256-byte repeat, then the repeats' sums one after another.
 #pragma once
 #include <cmath>
 
@@ -66,15 +66,35 @@ void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Local
   dst.emu_data()[0] = T(total);
 }
 
-/// dst[0] = the largest of src[0..count) (NaN if any is); `work` holds two elements per 256-byte
-/// repeat of src, rounded up to a 32-byte block.
+namespace emu {
+
+/// ReduceMax / ReduceMin: dst[0] = the fold of src by `pick` (a NaN wins); `work` holds two
+/// elements per 256-byte repeat of src, rounded up to a 32-byte block.
+template <typename T, typename Pick>
+void reduce_extreme(const char* call, const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                    const LocalTensor<T>& work, int32_t count, bool calIndex, Pick pick) {
+  if (calIndex) report(call, "calIndex is not emulated");
+  uint32_t need = round_up(2 * repeats_of<T>(count), ONE_BLK_SIZE / sizeof(T));
+  reduce(call, dst, src, work, count, need,
+         [pick](auto a, auto b) { return std::isnan(a) || pick(a, b) ? a : b; });
+}
+
+}  // namespace emu
+
+/// dst[0] = the largest of src[0..count) (NaN if any is).
 template <typename T>
 void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
                int32_t count, bool calIndex = false) {
-  if (calIndex) emu::report("ReduceMax", "calIndex is not emulated");
-  uint32_t need = emu::round_up(2 * emu::repeats_of<T>(count), ONE_BLK_SIZE / sizeof(T));
-  emu::reduce("ReduceMax", dst, src, work, count, need,
-              [](auto a, auto b) { return std::isnan(a) || a > b ? a : b; });
+  emu::reduce_extreme("ReduceMax", dst, src, work, count, calIndex,
+                      [](auto a, auto b) { return a > b; });
+}
+
+/// dst[0] = the smallest of src[0..count) (NaN if any is).
+template <typename T>
+void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
+               int32_t count, bool calIndex = false) {
+  emu::reduce_extreme("ReduceMin", dst, src, work, count, calIndex,
+                      [](auto a, auto b) { return a < b; });
 }
 
 }  // namespace AscendC
