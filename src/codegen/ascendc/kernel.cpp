@@ -29,6 +29,7 @@ std::string_view device_type(DType t) {
     case DType::F32: return "float";
     case DType::F16: return "half";
     case DType::BF16: return "bfloat16_t";
+    case DType::Bool: return "uint8_t";  // 0 / 1 per byte in GM; f32 0 / 1 in UB
     default: return "";
   }
 }
@@ -76,6 +77,12 @@ int queued_inputs(const KernelContext& k) {
   return count;
 }
 
+/// Store nodes of g: each takes a VECOUT queue.
+int stored_outputs(const AscGraph& g) {
+  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(),
+                                        [](const AscNode& n) { return n.op == "store"; }));
+}
+
 /// Whether k's schedule is reduce_inner (whole rows in UB, reduced by ReduceSum/ReduceMax).
 bool rows_in_ub(const KernelContext& k) {
   return k.g->schedule->family == ascir::ScheduleFamily::ReduceInner;
@@ -104,6 +111,8 @@ constexpr ReduceCall kReduceCalls[] = {
     {"reduce_mean", "ReduceSum", "Add", "0.0f", true},
     {"reduce_max", "ReduceMax", "Max", "af_f32_bits(0xff800000u)", false},
     {"reduce_min", "ReduceMin", "Min", "af_f32_bits(0x7f800000u)", false},
+    {"reduce_any", "ReduceMax", "Max", "0.0f", false},  // of bool's 0 / 1
+    {"reduce_all", "ReduceMin", "Min", "1.0f", false},
 };
 
 const ReduceCall* find_reduce(const std::string& op) {
@@ -181,12 +190,13 @@ class KernelPrinter {
         }
       } else if (node.op == "store") {
         stores_.push_back(static_cast<int>(i));
-        bytes_per_element_ += dtype_size(node.out.dtype) * 2;
+        bytes_per_element_ += dtype_size(node.out.dtype) * out_slots();
       } else if (users_[i].empty() && node.op != "output") {
         continue;  // read by nothing (a rewrite left it): not computed
       } else if (node.op == "broadcast" && expands(static_cast<int>(i))) {
         var_[i] = "v" + num(scratch_++);  // a row value spread over the row
-      } else if (node.op == "broadcast" || (node.op == "cast" && !rounds(static_cast<int>(i)))) {
+      } else if (node.op == "broadcast" || (node.op == "cast" && !rounds(static_cast<int>(i)) &&
+                                            !to_bool(static_cast<int>(i)))) {
         var_[i] = var_[node.inputs[0]];
         invariant_[i] = invariant_[node.inputs[0]];
       } else if (node.op == "load" && g_.nodes[node.inputs[0]].out.dtype == DType::F32 &&
@@ -201,13 +211,25 @@ class KernelPrinter {
         // reduce_inner's row values take one repeat each; reduce_outer's are tiles of columns.
         bool per_row = rows_in_ub(k_) && !invariant_[i] && !full(k_, static_cast<int>(i));
         var_[i] = per_row ? "r" + num(row_values_++) : "v" + num(scratch_++);
-        if (node.op == "cast") rounding_.push_back(static_cast<int>(i));
+        if (node.op == "cast" && !to_bool(static_cast<int>(i)))
+          rounding_.push_back(static_cast<int>(i));
+        const OpRule* rule = find_rule(node);
+        masks_ = masks_ || to_bool(static_cast<int>(i)) ||
+                 (rule && std::any_of(rule->calls.begin(), rule->calls.end(), [](auto c) {
+                    return c.find("{mask}") != std::string_view::npos;
+                  }));
         if (graph::is_reduce_op(node.op)) reduces_ = true;
         if (const OpRule* r = find_rule(node))
           for (int t = 0; t < r->temps; ++t) temps_[static_cast<int>(i)].push_back(scratch_++);
       }
     }
+    for (size_t i = 0; i < n; ++i)
+      bool_io_ = bool_io_ || (g_.nodes[i].out.dtype == DType::Bool &&
+                              (g_.nodes[i].op == "store" ||
+                               std::find(queued_.begin(), queued_.end(), i) != queued_.end()));
     bytes_per_element_ += 4 * scratch_ + 2 * static_cast<int64_t>(rounding_.size());
+    if (bool_io_) bytes_per_element_ += 2;  // the half tile bool loads and stores pass through
+    if (masks_) bytes_per_element_ += 1;    // the Compare mask: a bit per element, rounded up
     if (reduces_ && rows_in_ub(k_)) bytes_per_element_ += 4;  // the reductions' work tile
     for (size_t i = 0; i < n; ++i) {
       const AscNode& node = g_.nodes[i];
@@ -240,14 +262,25 @@ class KernelPrinter {
 
   /// Queue slots per input: two (double buffering) while the 8 VECIN buffers allow.
   int in_slots() const { return queued_inputs(k_) <= 4 ? 2 : 1; }
+  /// Queue slots per output: likewise for the 8 VECOUT buffers.
+  int out_slots() const { return stored_outputs(*k_.g) <= 4 ? 2 : 1; }
 
   /// Whether cast node i rounds (to f16/bf16 inside the kernel: not only feeding its stores).
   bool rounds(int i) const {
     const AscNode& n = g_.nodes[i];
-    if (n.out.dtype == DType::F32) return false;
+    if (n.out.dtype == DType::F32 || n.out.dtype == DType::Bool ||
+        g_.nodes[n.inputs.at(0)].out.dtype == DType::Bool)
+      return false;  // bool (0 / 1) is exact in every float type
     for (int u : users_[i])
       if (g_.nodes[u].op != "store" || g_.nodes[u].out.dtype != n.out.dtype) return true;
     return users_[i].empty();
+  }
+
+  /// Whether cast node i makes a bool of a float (x != 0, NaN included).
+  bool to_bool(int i) const {
+    const AscNode& n = g_.nodes[i];
+    return n.op == "cast" && n.out.dtype == DType::Bool &&
+           g_.nodes[n.inputs.at(0)].out.dtype != DType::Bool;
   }
 
   std::string type_of(int i) const { return std::string(device_type(g_.nodes[i].out.dtype)); }
@@ -360,8 +393,10 @@ class KernelPrinter {
                   ", ub_tile * sizeof(" + type_of(d) + "));");
     }
     for (int s : stores_) {
-      line(1, "AscendC::TQue<AscendC::TPosition::VECOUT, 2> que" + num(s) + ";");
-      line(1, "pipe.InitBuffer(que" + num(s) + ", 2, ub_tile * sizeof(" + type_of(s) + "));");
+      const std::string slots = num(static_cast<size_t>(out_slots()));
+      line(1, "AscendC::TQue<AscendC::TPosition::VECOUT, " + slots + "> que" + num(s) + ";");
+      line(1, "pipe.InitBuffer(que" + num(s) + ", " + slots + ", ub_tile * sizeof(" + type_of(s) +
+                  "));");
     }
     if (scratch_ > 0) {
       line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> calc;  // f32 values, one tile each");
@@ -384,6 +419,16 @@ class KernelPrinter {
       line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> work_buf;  // ReduceSum/ReduceMax work");
       line(1, "pipe.InitBuffer(work_buf, ub_tile * sizeof(float));");
       line(1, "const AscendC::LocalTensor<float> work = work_buf.Get<float>();");
+    }
+    if (bool_io_) {
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> boolbuf;  // bool <-> f32 goes via half");
+      line(1, "pipe.InitBuffer(boolbuf, ub_tile * sizeof(half));");
+      line(1, "const AscendC::LocalTensor<half> b16 = boolbuf.Get<half>();");
+    }
+    if (masks_) {
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> maskbuf;  // Compare's bit mask");
+      line(1, "pipe.InitBuffer(maskbuf, (ub_tile / 8 + 31) / 32 * 32);");
+      line(1, "const AscendC::LocalTensor<uint8_t> mask = maskbuf.Get<uint8_t>();");
     }
     if (!rounding_.empty()) {
       line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> calc16;  // casts that round");
@@ -489,11 +534,16 @@ class KernelPrinter {
     for (int s : outs) {
       const std::string& v = var_[g_.nodes[s].inputs[0]];
       const std::string count = count_of(s);
-      staged(depth, s, "AllocTensor",
-             {g_.nodes[s].out.dtype == DType::F32
-                  ? "AscendC::DataCopy(t, " + v + ", static_cast<uint32_t>(" + count + "));"
-                  : "AscendC::Cast(t, " + v + ", AscendC::RoundMode::CAST_RINT, " + count + ");"},
-             "EnQue");
+      DType dt = g_.nodes[s].out.dtype;
+      std::vector<std::string> fill;
+      if (dt == DType::F32)
+        fill = {"AscendC::DataCopy(t, " + v + ", static_cast<uint32_t>(" + count + "));"};
+      else if (dt == DType::Bool)
+        fill = {"AscendC::Cast(b16, " + v + ", AscendC::RoundMode::CAST_NONE, " + count + ");",
+                "AscendC::Cast(t, b16, AscendC::RoundMode::CAST_NONE, " + count + ");"};
+      else
+        fill = {"AscendC::Cast(t, " + v + ", AscendC::RoundMode::CAST_RINT, " + count + ");"};
+      staged(depth, s, "AllocTensor", fill, "EnQue");
     }
   }
 
@@ -602,7 +652,7 @@ class KernelPrinter {
                       ");  // " + c);
       return;
     }
-    if (n.op == "broadcast" || (n.op == "cast" && !rounds(i))) return;
+    if (n.op == "broadcast" || (n.op == "cast" && !rounds(i) && !to_bool(i))) return;
     if (const ReduceCall* r = find_reduce(n.op); r && columns(k_)) {
       line(depth, "AscendC::" + std::string(r->accumulate) + "(" + d + ", " + d + ", " +
                       var_[n.inputs[0]] + ", " + count + ");  // " + c);
@@ -624,6 +674,10 @@ class KernelPrinter {
         line(depth, "AscendC::Duplicate(" + d + ", static_cast<float>(gm" +
                         num(static_cast<size_t>(data)) + ".GetValue(" + off_ +
                         num(static_cast<size_t>(data)) + ")), " + count + ");  // " + c);
+      } else if (g_.nodes[data].out.dtype == DType::Bool) {
+        line(depth, "AscendC::Cast(b16, " + x + ", AscendC::RoundMode::CAST_NONE, " + count +
+                        ");  // " + c);
+        line(depth, "AscendC::Cast(" + d + ", b16, AscendC::RoundMode::CAST_NONE, " + count + ");");
       } else if (g_.nodes[data].out.dtype == DType::F32 && d != x) {  // a row load, kept
         line(depth, "AscendC::DataCopy(" + d + ", " + x + ", static_cast<uint32_t>(" + count +
                         "));  // " + c);
@@ -636,6 +690,15 @@ class KernelPrinter {
     if (n.op == "scalar") {
       line(depth, "AscendC::Duplicate(" + d + ", " + float_literal(scalar_value(n)) + ", " + count +
                       ");  // " + c);
+      return;
+    }
+    if (to_bool(i)) {
+      const std::string& in = var_[n.inputs[0]];
+      line(depth, "AscendC::Compares(mask, " + in + ", 0.0f, AscendC::CMPMODE::NE, " + count +
+                      ");  // " + c);
+      line(depth, "AscendC::Duplicate(" + d + ", 1.0f, " + count + ");");
+      line(depth, "AscendC::Select(" + d + ", mask, " + d +
+                      ", 0.0f, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, " + count + ");");
       return;
     }
     if (n.op == "cast") {  // rounds to f16/bf16 and widens again
@@ -660,6 +723,7 @@ class KernelPrinter {
       };
       put("{d}", d);
       put("{n}", count);
+      put("{mask}", "mask");
       auto temps = temps_.find(i);
       for (size_t t = 0; temps != temps_.end() && t < temps->second.size(); ++t)
         put("{t" + num(t) + "}", "v" + num(static_cast<size_t>(temps->second[t])));
@@ -702,6 +766,8 @@ class KernelPrinter {
   std::vector<int> queued_, broadcast_, stores_, rounding_;
   std::map<int, std::vector<int>> temps_;  // node -> its rule's scratch tiles
   bool reduces_ = false;                   // has reductions: a work tile
+  bool bool_io_ = false;                   // loads or stores bool: the half tile b16
+  bool masks_ = false;                     // compares: the bit mask
   int row_values_ = 0;                     // values computed once per row: one repeat each (rowbuf)
   std::string reason_;                     // why it cannot be printed after all ("" when it can)
   std::string off_ = "o";                  // prefix of the variables holding tile offsets
@@ -758,11 +824,11 @@ std::string kernel_reason(const AscGraph& g, const schedule::Target& t) {
     if (outputs != 1)
       return "%" + n.name + ": a store read by " + std::to_string(outputs) + " outputs";
   }
-  // At most 8 queue buffers per TPosition: one VECOUT queue of 2 slots per store, a VECIN
-  // queue (of 1 slot past 4 inputs) per input.
+  // At most 8 queue buffers per TPosition: a VECIN queue per input, a VECOUT queue per store
+  // (2 slots each, 1 past 4).
   if (queued_inputs(k) > 8)
     return std::to_string(queued_inputs(k)) + " inputs need more than the 8 VECIN buffers";
-  if (stores > 4) return std::to_string(stores) + " outputs need more than the 8 VECOUT buffers";
+  if (stores > 8) return std::to_string(stores) + " outputs need more than the 8 VECOUT buffers";
   KernelPrinter printer(k, t);
   if (!printer.reason().empty()) return printer.reason();
   int64_t bytes = printer.bytes_per_element();

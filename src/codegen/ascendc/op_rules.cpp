@@ -6,6 +6,13 @@
 
 namespace af::codegen {
 
+namespace {
+// A comparison's result from its mask: 1 where the bit is set, else 0.
+constexpr std::string_view kOne = "Duplicate({d}, 1.0f, {n})";
+constexpr std::string_view kPick =
+    "Select({d}, {mask}, {d}, 0.0f, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {n})";
+}  // namespace
+
 const std::vector<OpRule>& op_rules() {
   // clang-format off
   static const std::vector<OpRule> rules = {
@@ -35,6 +42,28 @@ const std::vector<OpRule>& op_rules() {
       {"trunc", "", 0, {"Cast({d}, {0}, AscendC::RoundMode::CAST_TRUNC, {n})"}},
       {"div_trunc", "", 0, {"Div({d}, {0}, {1}, {n})",
                             "Cast({d}, {d}, AscendC::RoundMode::CAST_TRUNC, {n})"}},
+      // bool values are f32 0 / 1 in UB (uint8_t in GM): a comparison is Compare into the bit
+      // mask {mask} (whole 256-byte repeats: {n} is) and Select of 1 or 0; logic is arithmetic.
+      {"eq", "", 0, {"Compare({mask}, {0}, {1}, AscendC::CMPMODE::EQ, {n})", kOne, kPick}},
+      {"ne", "", 0, {"Compare({mask}, {0}, {1}, AscendC::CMPMODE::NE, {n})", kOne, kPick}},
+      {"lt", "", 0, {"Compare({mask}, {0}, {1}, AscendC::CMPMODE::LT, {n})", kOne, kPick}},
+      {"le", "", 0, {"Compare({mask}, {0}, {1}, AscendC::CMPMODE::LE, {n})", kOne, kPick}},
+      {"gt", "", 0, {"Compare({mask}, {0}, {1}, AscendC::CMPMODE::GT, {n})", kOne, kPick}},
+      {"ge", "", 0, {"Compare({mask}, {0}, {1}, AscendC::CMPMODE::GE, {n})", kOne, kPick}},
+      {"isnan", "", 0, {"Compare({mask}, {0}, {0}, AscendC::CMPMODE::NE, {n})", kOne, kPick}},
+      {"isinf", "", 0, {"Abs({d}, {0}, {n})",
+                        "Compares({mask}, {d}, af_f32_bits(0x7f800000u), AscendC::CMPMODE::EQ, {n})",
+                        kOne, kPick}},
+      {"where", "", 0, {"Compares({mask}, {0}, 0.0f, AscendC::CMPMODE::NE, {n})",
+                        "Select({d}, {mask}, {1}, {2}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n})"}},
+      {"logical_and", "", 0, {"Mul({d}, {0}, {1}, {n})"}},
+      {"logical_or", "", 0, {"Max({d}, {0}, {1}, {n})"}},
+      {"logical_xor", "", 0, {"Sub({d}, {0}, {1}, {n})", "Abs({d}, {d}, {n})"}},
+      {"logical_not", "", 0, {"Muls({d}, {0}, -1.0f, {n})", "Adds({d}, {d}, 1.0f, {n})"}},
+      {"bitwise_and", "", 0, {"Mul({d}, {0}, {1}, {n})"}},
+      {"bitwise_or", "", 0, {"Max({d}, {0}, {1}, {n})"}},
+      {"bitwise_xor", "", 0, {"Sub({d}, {0}, {1}, {n})", "Abs({d}, {d}, {n})"}},
+      {"bitwise_not", "", 0, {"Muls({d}, {0}, -1.0f, {n})", "Adds({d}, {d}, 1.0f, {n})"}},
       // The advanced API with its temporary buffer {tmp} (the rule's scratch tiles, as bytes):
       // 1 tile for Tanh, 3 for Erf/Sin/Cos (256 x K bytes at least: a tile is >= 256 B),
       // 6 for Power (1,536 B at least).

@@ -10,7 +10,8 @@ namespace af::codegen {
 
 /// One row of the op table: the vector API calls (without "AscendC::") computing the op into
 /// {d} from operands {0}, {1} over {n} elements, in f32, with `temps` scratch tiles {t0}, {t1},
-/// ... (consecutive; {tmp}: all of them as the advanced API's uint8_t temporary buffer).
+/// ... (consecutive; {tmp}: all of them as the advanced API's uint8_t temporary buffer), and
+/// {mask} the kernel's Compare bit mask. bool values are f32 0 / 1.
 /// `approximate`: the value of the op's attribute it serves ("" = absent or "none").
 struct OpRule {
   std::string_view op;

@@ -24,7 +24,8 @@ namespace emu {
 
 /// Whether Cast from S to D with `mode` is one Atlas A2 has and the emulation computes: f32 to
 /// half (RINT, NONE) or bfloat16_t (RINT); half/bfloat16_t to f32 (NONE); f32 to int32_t or to
-/// f32 (RINT, FLOOR, CEIL, ROUND, TRUNC); int32_t to f32 (NONE, RINT).
+/// f32 (RINT, FLOOR, CEIL, ROUND, TRUNC); int32_t to f32 (NONE, RINT); uint8_t to half (NONE);
+/// half to uint8_t (NONE and the five rounding modes).
 template <typename D, typename S>
 bool cast_supported(RoundMode mode) {
   using R = RoundMode;
@@ -42,6 +43,10 @@ bool cast_supported(RoundMode mode) {
     return to_integer;
   else if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, float>)
     return mode == R::CAST_NONE || mode == R::CAST_RINT;
+  else if constexpr (std::is_same_v<S, uint8_t> && std::is_same_v<D, half>)
+    return mode == R::CAST_NONE;
+  else if constexpr (std::is_same_v<S, half> && std::is_same_v<D, uint8_t>)
+    return mode == R::CAST_NONE || to_integer;
   else
     return false;
 }
@@ -77,6 +82,9 @@ void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode, 
     if constexpr (std::is_same_v<S, float> &&
                   (std::is_same_v<D, int32_t> || std::is_same_v<D, float>))
       dst.emu_data()[i] = static_cast<D>(emu::round_as(v, mode));
+    else if constexpr (std::is_same_v<D, uint8_t>)  // saturating (the kernels cast only 0 and 1)
+      dst.emu_data()[i] =
+          static_cast<uint8_t>(std::fmin(255.0, std::fmax(0.0, emu::round_as(v, mode))));
     else
       dst.emu_data()[i] = D(static_cast<emu::compute_t<D>>(v));
   }

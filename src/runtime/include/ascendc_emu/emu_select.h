@@ -19,30 +19,61 @@ inline bool mask_bit(const LocalTensor<uint8_t>& mask, int32_t i) {
 
 }  // namespace emu
 
-/// Bit i of dst = a[i] `mode` b[i]; count covers whole 256-byte repeats (the device computes
-/// nothing of a partial one).
+namespace emu {
+
+/// x `mode` y.
+template <typename V>
+bool compares(V x, V y, CMPMODE mode) {
+  return mode == CMPMODE::LT   ? x < y
+         : mode == CMPMODE::GT ? x > y
+         : mode == CMPMODE::EQ ? x == y
+         : mode == CMPMODE::LE ? x <= y
+         : mode == CMPMODE::GE ? x >= y
+                               : x != y;
+}
+
+/// Bit i of dst = f(i) for i < count, after the checks of `call` (count covers whole 256-byte
+/// repeats: the device computes nothing of a partial one).
+template <typename T, typename F, typename... Src>
+void compare_into(const char* call, const LocalTensor<uint8_t>& dst, int32_t count, F f,
+                  const Src&... src) {
+  if (count < 0 || count * sizeof(T) % ONE_REPEAT_BYTES != 0)
+    return report(call, "count " + std::to_string(count) + " does not fill whole 256-byte repeats");
+  bool ok = check_ub(call, "destination", dst, count / 8);
+  ((ok = ok && check_ub(call, "source", src, count)), ...);
+  if (!ok) return;
+  vector_access(call, dst, count / 8, count, src...);
+  for (int32_t i = 0; i < count; ++i) {
+    uint8_t& byte = dst.emu_data()[i / 8];
+    byte = static_cast<uint8_t>(f(i) ? byte | (1u << (i % 8)) : byte & ~(1u << (i % 8)));
+  }
+}
+
+}  // namespace emu
+
+/// Bit i of dst = a[i] `mode` b[i].
 template <typename T>
 void Compare(const LocalTensor<uint8_t>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
              CMPMODE mode, int32_t count) {
-  const char* call = "Compare";
-  if (count < 0 || count * sizeof(T) % ONE_REPEAT_BYTES != 0)
-    return emu::report(call,
-                       "count " + std::to_string(count) + " does not fill whole 256-byte repeats");
-  if (!emu::check_ub(call, "destination", dst, count / 8) ||
-      !emu::check_ub(call, "source", a, count) || !emu::check_ub(call, "source", b, count))
-    return;
-  emu::vector_access(call, dst, count / 8, count, a, b);
-  for (int32_t i = 0; i < count; ++i) {
-    auto x = emu::compute_t<T>(a.emu_data()[i]), y = emu::compute_t<T>(b.emu_data()[i]);
-    bool r = mode == CMPMODE::LT   ? x < y
-             : mode == CMPMODE::GT ? x > y
-             : mode == CMPMODE::EQ ? x == y
-             : mode == CMPMODE::LE ? x <= y
-             : mode == CMPMODE::GE ? x >= y
-                                   : x != y;
-    uint8_t& byte = dst.emu_data()[i / 8];
-    byte = static_cast<uint8_t>(r ? byte | (1u << (i % 8)) : byte & ~(1u << (i % 8)));
-  }
+  emu::compare_into<T>(
+      "Compare", dst, count,
+      [&](int32_t i) {
+        return emu::compares(emu::compute_t<T>(a.emu_data()[i]), emu::compute_t<T>(b.emu_data()[i]),
+                             mode);
+      },
+      a, b);
+}
+
+/// Bit i of dst = a[i] `mode` scalar.
+template <typename T>
+void Compares(const LocalTensor<uint8_t>& dst, const LocalTensor<T>& a, T scalar, CMPMODE mode,
+              int32_t count) {
+  emu::compare_into<T>(
+      "Compares", dst, count,
+      [&](int32_t i) {
+        return emu::compares(emu::compute_t<T>(a.emu_data()[i]), emu::compute_t<T>(scalar), mode);
+      },
+      a);
 }
 
 /// dst[i] = bit i of mask ? a[i] : b[i] (VSEL_TENSOR_TENSOR_MODE).
