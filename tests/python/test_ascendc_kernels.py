@@ -1,12 +1,13 @@
 """The Ascend C emitter beyond the acceptance patterns (docs/ascendc.md): masks and comparisons
 (bool values as f32 0 / 1 in UB, Compare + Select), the advanced math calls, rounding and
-clamps, column reductions. Each function must compile to Ascend C kernels only (run against
+clamps, column reductions, rows longer than the UB. Each function must compile to Ascend C kernels only (run against
 ascendc_emu, which raises on any device-rule violation and the graph would fall back) and match
 eager (bf16: computed in f32 from the same inputs, helpers.reference_in_float), NaN and inf
 included."""
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import autofuse
 from helpers import compile_fn, kernel_targets, reference_in_float
@@ -38,6 +39,11 @@ def column_stats(x, w):
     return (x - mean) * torch.rsqrt(var + 1e-5) * w, x.amax(0), x.amin(0)
 
 
+def long_rows(x, w):
+    """Rows longer than the UB: streamed through it in tiles (tiling key 1), a pass per stage."""
+    return torch.log_softmax(x, -1), F.layer_norm(x, (x.shape[-1],), w), x.amax(-1), (x > 0).all(-1)
+
+
 def _inputs(name, dtype):
     g = torch.Generator().manual_seed(3)
     x = torch.randn(6, 300, generator=g).to(dtype)
@@ -51,11 +57,13 @@ def _inputs(name, dtype):
         "math": (x, y),
         "rounding": (x, y),
         "column_stats": (x, torch.randn(300, generator=g).to(dtype)),
+        "long_rows": (torch.randn(3, 50000, generator=g).to(dtype),
+                      torch.randn(50000, generator=g).to(dtype)),
     }[name]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
-@pytest.mark.parametrize("fn", [masks, masked_softmax, math, rounding, column_stats],
+@pytest.mark.parametrize("fn", [masks, masked_softmax, math, rounding, column_stats, long_rows],
                          ids=lambda f: f.__name__)
 def test_every_kernel_is_ascendc_and_matches_eager(fn, dtype, monkeypatch):
     monkeypatch.setenv("AUTOFUSE_TARGET", "ascendc")

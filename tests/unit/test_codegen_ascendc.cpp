@@ -259,22 +259,24 @@ TEST(AscendcTiling, EveryTileFitsTheUbAndIsAligned) {
   }
 }
 
-TEST(AscendcTiling, WholeRowsFitTheUbOrAreRefused) {
+TEST(AscendcTiling, WholeRowsFitTheUbOrAreStreamed) {
   std::mt19937_64 rng(11);
   const int64_t ub = 184 * 1024 - 4 * 256;  // less four row values
   for (int i = 0; i < 1000; ++i) {
-    int64_t a = 1 + static_cast<int64_t>(rng() % 8000), b = 1 + static_cast<int64_t>(rng() % 5000);
+    int64_t a = 1 + static_cast<int64_t>(rng() % (i % 2 ? 8000 : 200000)),
+            b = 1 + static_cast<int64_t>(rng() % 5000);
     int64_t bpe = 4 + static_cast<int64_t>(rng() % 60) * 2;
-    int64_t tile = 0, block = 0, block_dim = 0;
-    af_ascendc_tiling_rows(a, b, bpe, ub, 48, &tile, &block, &block_dim);
+    int64_t tile = 0, block = 0, block_dim = 0, key = -1;
+    af_ascendc_tiling_rows(a, b, bpe, ub, 48, &tile, &block, &block_dim, &key);
     int64_t row = (a + AF_ASCENDC_REPEAT - 1) / AF_ASCENDC_REPEAT * AF_ASCENDC_REPEAT;
-    if (row * bpe > ub) {  // refused: the kernel reports it instead of running
-      ASSERT_EQ(tile, 0);
-      ASSERT_EQ(block_dim, 1);
-      continue;
+    ASSERT_EQ(key, row * bpe > ub ? 1 : 0) << a << " " << bpe;  // streamed iff it cannot fit
+    if (key == 0) {
+      ASSERT_EQ(tile, row);
+    } else {
+      ASSERT_GT((tile + AF_ASCENDC_REPEAT) * bpe, ub);  // the largest that fits
     }
-    ASSERT_EQ(tile, row);
     ASSERT_EQ(tile % AF_ASCENDC_REPEAT, 0);
+    ASSERT_GT(tile, 0);
     ASSERT_LE(tile * bpe, ub);
     ASSERT_GE(block_dim, 1);
     ASSERT_LE(block_dim, 48);

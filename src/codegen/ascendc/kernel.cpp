@@ -1,6 +1,7 @@
 // The Ascend C emitter's kernel printer (kernel.h): per scheduled kernel its TilingData, host
-// tiling function, `__aicore__` kernel (CopyIn -> Compute -> CopyOut per UB tile, whole rows
-// for reduce_inner) and the emulation's ABI adaptor; and why a kernel cannot be printed.
+// tiling function, `__aicore__` kernel (CopyIn -> Compute -> CopyOut per UB tile; reduce_inner:
+// a whole row in UB or a long row streamed in passes; reduce_outer: tiles of columns
+// accumulated in passes) and the emulation's ABI adaptor; and why a kernel cannot be printed.
 #include "codegen/ascendc/kernel.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <set>
 #include <string_view>
 
+#include "codegen/ascendc/kernel_facts.h"
 #include "codegen/ascendc/op_rules.h"
 #include "codegen/loop_nest.h"
 #include "graph/op_registry.h"
@@ -20,130 +22,6 @@ namespace {
 
 using ascir::AscGraph;
 using ascir::AscNode;
-
-constexpr int64_t kRepeat = 64;  // f32 elements of one 256-byte vector repeat: the tile unit
-
-/// Ascend C's element type of a dtype a kernel moves ("" for one it does not).
-std::string_view device_type(DType t) {
-  switch (t) {
-    case DType::F32: return "float";
-    case DType::F16: return "half";
-    case DType::BF16: return "bfloat16_t";
-    case DType::Bool: return "uint8_t";  // 0 / 1 per byte in GM; f32 0 / 1 in UB
-    default: return "";
-  }
-}
-
-/// An f32 C expression for `v`, exact: a hexadecimal literal, inf and NaN by their bits.
-std::string float_literal(double v) {
-  float f = static_cast<float>(v);
-  if (std::isnan(f)) return "af_f32_bits(0x7fc00000u)";
-  if (std::isinf(f)) return f > 0 ? "af_f32_bits(0x7f800000u)" : "af_f32_bits(0xff800000u)";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%af", static_cast<double>(f));
-  return buf;
-}
-
-double scalar_value(const AscNode& n) {
-  auto it = n.attrs.find("value");
-  if (it != n.attrs.end() && std::holds_alternative<double>(it->second))
-    return std::get<double>(it->second);
-  if (it != n.attrs.end() && std::holds_alternative<int64_t>(it->second))
-    return static_cast<double>(std::get<int64_t>(it->second));
-  return NAN;
-}
-
-/// Coefficient of the vectorized index in data/store node n's element offset.
-sym::Expr lane_stride(const KernelContext& k, const AscNode& n) {
-  sym::Expr s = 0;
-  for (size_t d = 0; d < n.out.axes.size(); ++d)
-    if (n.out.axes[d] == k.vec || n.out.axes[d] == k.vec_parent) s = s + n.out.strides[d];
-  return s;
-}
-
-/// Data nodes of k loaded along the vectorized axis: each takes a VECIN queue.
-int queued_inputs(const KernelContext& k) {
-  const AscGraph& g = *k.g;
-  int count = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const AscNode& n = g.nodes[i];
-    if (n.op != "data" || lane_stride(k, n) == sym::Expr(0)) continue;
-    for (const AscNode& u : g.nodes)
-      if (u.op == "load" && u.inputs.at(0) == static_cast<int>(i)) {
-        ++count;
-        break;
-      }
-  }
-  return count;
-}
-
-/// Store nodes of g: each takes a VECOUT queue.
-int stored_outputs(const AscGraph& g) {
-  return static_cast<int>(std::count_if(g.nodes.begin(), g.nodes.end(),
-                                        [](const AscNode& n) { return n.op == "store"; }));
-}
-
-/// Whether k's schedule is reduce_inner (whole rows in UB, reduced by ReduceSum/ReduceMax).
-bool rows_in_ub(const KernelContext& k) {
-  return k.g->schedule->family == ascir::ScheduleFamily::ReduceInner;
-}
-
-/// Whether k's schedule is reduce_outer (a tile of columns accumulated over the reduced rows).
-bool columns(const KernelContext& k) {
-  return k.g->schedule->family == ascir::ScheduleFamily::ReduceOuter;
-}
-
-/// Whether node i of k is computed per element (else once per row: a reduction's result and
-/// what follows from it; for reduce_outer a tile of columns).
-bool full(const KernelContext& k, int i) {
-  return !ascir::is_reduce(k.g->schedule->family) || k.plan.full.at(static_cast<size_t>(i));
-}
-
-/// The reductions the Ascend C emitter prints: the vector API call reducing a row in UB
-/// (reduce_inner), the call accumulating a row into a tile of columns and the accumulator's
-/// start (reduce_outer), and whether the result is divided by the row length.
-struct ReduceCall {
-  std::string_view op, call, accumulate, init;
-  bool mean;
-};
-constexpr ReduceCall kReduceCalls[] = {
-    {"reduce_sum", "ReduceSum", "Add", "0.0f", false},
-    {"reduce_mean", "ReduceSum", "Add", "0.0f", true},
-    {"reduce_max", "ReduceMax", "Max", "af_f32_bits(0xff800000u)", false},
-    {"reduce_min", "ReduceMin", "Min", "af_f32_bits(0x7f800000u)", false},
-    {"reduce_any", "ReduceMax", "Max", "0.0f", false},  // of bool's 0 / 1
-    {"reduce_all", "ReduceMin", "Min", "1.0f", false},
-};
-
-const ReduceCall* find_reduce(const std::string& op) {
-  for (const ReduceCall& r : kReduceCalls)
-    if (r.op == op) return &r;
-  return nullptr;
-}
-
-/// The node-level reason (see ascendc_reason) or "".
-std::string node_reason(const KernelContext& k, int i) {
-  const AscNode& n = k.g->nodes[static_cast<size_t>(i)];
-  const std::string what = "%" + n.name + " (" + n.op + ")";
-  if (n.op == "output") return "";
-  if (device_type(n.out.dtype).empty())
-    return what + ": dtype " + std::string(dtype_name(n.out.dtype)) + " has no Ascend C mapping";
-  if (n.op == "data" || n.op == "store") {
-    sym::Expr s = lane_stride(k, n);
-    bool row_store = n.op == "store" && s == sym::Expr(0) && !full(k, i) && rows_in_ub(k);
-    if (s != sym::Expr(1) && !(n.op == "data" && s == sym::Expr(0)) && !row_store)
-      return what + ": stride " + s.str() + " along the vectorized axis (a gather/scatter)";
-    return "";
-  }
-  if (graph::is_reduce_op(n.op)) {
-    if (!find_reduce(n.op)) return what + ": no Ascend C reduction for this op";
-    if (!full(k, n.inputs.at(0))) return what + ": reduces a row value";
-    return "";
-  }
-  if (n.op == "load" || n.op == "broadcast" || n.op == "scalar" || n.op == "cast") return "";
-  if (!find_rule(n)) return what + ": no Ascend C mapping for this op";
-  return "";
-}
 
 /// Prints the kernel, its TilingData and tiling function, and the ABI adaptor of one kernel.
 class KernelPrinter {
@@ -312,7 +190,8 @@ class KernelPrinter {
       f += "  const int64_t " + var + " = symbols[" + num(i) + "];\n";
       f += "  td->" + var + " = " + var + ";\n";
     }
-    f += "  int64_t tile = 0, block = 0, block_dim = 0;\n";
+    f += "  int64_t tile = 0, block = 0, block_dim = 0, key = " +
+         num(static_cast<size_t>(s.tiling_key)) + ";\n";
     if (rows_in_ub(k_)) {  // whole rows: tile = the row; the rows split into blocks
       a = g_.axis(k_.vec_parent).size;
       b = g_.axis(k_.block_parent).size;
@@ -322,11 +201,12 @@ class KernelPrinter {
          cpp_expr(k_, a) + ", " + cpp_expr(k_, b) + ", " +
          num(static_cast<size_t>(bytes_per_element_)) + ", " +
          num(static_cast<size_t>(ub_for_tiles())) + ", " +
-         num(static_cast<size_t>(t_.ascend.vector_cores)) + ", &tile, &block, &block_dim);\n";
+         num(static_cast<size_t>(t_.ascend.vector_cores)) + ", &tile, &block, &block_dim" +
+         (rows_in_ub(k_) ? ", &key" : "") + ");\n";
     f += "  td->" + k_.sym_var.at(k_.tile_param) + " = tile;\n";
     f += "  td->" + k_.sym_var.at(k_.block_param) + " = block;\n";
     f += "  td->header.block_dim = block_dim;\n";
-    f += "  td->header.tiling_key = " + num(static_cast<size_t>(s.tiling_key)) + ";\n";
+    f += "  td->header.tiling_key = key;\n";
     return f + "}\n";
   }
 
@@ -362,9 +242,6 @@ class KernelPrinter {
                 "_TilingData* td, int64_t block_idx) {");
     for (const auto& [name, var] : k_.sym_var)
       line(1, "const int64_t " + var + " = td->" + var + ";");
-    if (rows_in_ub(k_))
-      line(1, "if (" + k_.sym_var.at(k_.tile_param) +
-                  " == 0) return;  // the row does not fit the UB");
     for (const auto& a : g_.axes)
       line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
     const std::string tile = k_.sym_var.at(k_.tile_param);
@@ -442,7 +319,9 @@ class KernelPrinter {
                 g_.axis(k_.block_outer).name);
     idx.set(k_.block_outer, "i" + num(static_cast<size_t>(k_.block_outer)));
     int depth = 1;
-    const size_t loops = columns(k_) ? 2 : k_.nest.size() - 1;  // reduce_outer: rows in passes
+    // Reductions open the loops of the block's rows only: the rest is passes (reduce_outer, a
+    // streamed reduce_inner row) or one tile (a whole reduce_inner row).
+    const size_t loops = columns(k_) || rows_in_ub(k_) ? 2 : k_.nest.size() - 1;
     for (size_t l = 1; l < loops; ++l) {
       int a = k_.nest[l];
       idx.set_indent(std::string(2 * depth, ' '));
@@ -455,20 +334,25 @@ class KernelPrinter {
     idx.set_indent(std::string(2 * depth, ' '));
     idx.set(k_.vec, "0", true);
     for (size_t l = loops; l + 1 < k_.nest.size(); ++l) idx.set(k_.nest[l], "0");
-    line(depth,
-         "const int64_t n = " + loop_extent(k_, idx, k_.vec) + ";  // elements of this tile");
-    line(depth, "const int32_t nr = static_cast<int32_t>((n + " + num(kRepeat - 1) + ") / " +
-                    num(kRepeat) + " * " + num(kRepeat) + ");  // whole repeats");
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const AscNode& n = g_.nodes[i];
       if ((n.op == "data" && var_used_data(static_cast<int>(i))) || n.op == "store")
         line(depth, "const int64_t o" + num(i) + " = " + tile_base_offset(k_, idx, n) + ";");
     }
-    if (columns(k_)) {
-      columns_body(depth);
+    const std::vector<bool> all(g_.nodes.size(), true);
+    if (rows_in_ub(k_)) {
+      line(depth, "if (td->header.tiling_key == 0) {  // the whole row in UB");
+      tile_extent(depth + 1, loop_extent(k_, idx, k_.vec));
+      body(depth + 1, all);
+      line(depth, "} else {  // a row longer than the UB: streamed in tiles, a pass per stage");
+      passes(depth + 1);
+      line(depth, "}");
     } else {
-      std::vector<bool> on(g_.nodes.size(), true);
-      body(depth, on);
+      tile_extent(depth, loop_extent(k_, idx, k_.vec));
+      if (columns(k_))
+        passes(depth);
+      else
+        body(depth, all);
     }
     for (; depth > 1; --depth) line(depth - 1, "}");
     line(0, "}");
@@ -495,6 +379,13 @@ class KernelPrinter {
     for (const std::string& b : body) line(depth + 1, b);
     line(depth + 1, q + "." + give + "(t);");
     line(depth, "}");
+  }
+
+  /// n and nr: the tile's elements, and rounded up to whole repeats.
+  void tile_extent(int depth, const std::string& n) {
+    line(depth, "const int64_t n = " + n + ";  // elements of this tile");
+    line(depth, "const int32_t nr = static_cast<int32_t>((n + " + num(kRepeat - 1) + ") / " +
+                    num(kRepeat) + " * " + num(kRepeat) + ");  // whole repeats");
   }
 
   /// GM element `i`'s tile starts at: its tensor at its offset variable.
@@ -556,13 +447,20 @@ class KernelPrinter {
              "FreeTensor");
   }
 
-  /// reduce_outer, one tile of columns: per pass of the plan, the row values of its stage (and
-  /// their stores), then a loop over the reduced rows computing what the pass needs and
-  /// accumulating its reductions into their tiles (Add / Max / Min), a mean divided at the end.
-  void columns_body(int depth) {
-    const std::vector<int> rows(k_.nest.begin() + 2, k_.nest.end() - 1);  // the reduced loops
-    std::string count;
+  /// Per pass of the plan: the row values of its stage (and their stores), then a loop computing
+  /// what the pass needs and accumulating its reductions. reduce_outer (one tile of columns):
+  /// the loops run over the reduced rows, each reduction accumulates into its tile (Add / Max /
+  /// Min), a mean divided after its loop. A streamed reduce_inner row: the loop runs over the
+  /// row's tiles, each reduction reduces its tile (ReduceSum / ReduceMax / ReduceMin) into a
+  /// scalar accumulator, its row value spread from it after the loop.
+  void passes(int depth) {
+    const bool stream = rows_in_ub(k_);
+    const std::vector<int> rows = stream ? std::vector<int>{k_.tile_outer}
+                                         : std::vector<int>(k_.nest.begin() + 2, k_.nest.end() - 1);
+    std::string count;  // the elements a mean divides by
     for (int r : rows) count += (count.empty() ? "" : " * ") + size_var(r);
+    if (stream) count = size_var(k_.vec_parent);
+    const std::string row_count = stream ? std::to_string(kRepeat) : "nr";
     const size_t n = g_.nodes.size();
     for (int p = 0; p <= k_.plan.passes; ++p) {
       std::vector<int> row_stores;
@@ -571,7 +469,11 @@ class KernelPrinter {
         if (full(k_, static_cast<int>(i)) || k_.plan.stage[i] != p || invariant_[i]) continue;
         if (node.op == "store") {
           row_stores.push_back(static_cast<int>(i));
-        } else if (const ReduceCall* r = find_reduce(node.op); r && r->mean) {
+        } else if (const ReduceCall* r = find_reduce(node.op); r && stream) {
+          std::string v = "acc" + num(i) + (r->mean ? " / static_cast<float>(" + count + ")" : "");
+          line(depth, "AscendC::Duplicate(" + var_[i] + ", " + v + ", " + row_count + ");  // %" +
+                          node.name + " " + node.op);
+        } else if (r && r->mean) {
           line(depth, "AscendC::Muls(" + var_[i] + ", " + var_[i] + ", 1.0f / static_cast<float>(" +
                           count + "), nr);  // %" + node.name + " mean");
         } else if (node.op == "load" && lane_stride(k_, g_.nodes[node.inputs[0]]) != sym::Expr(0)) {
@@ -585,7 +487,7 @@ class KernelPrinter {
           line(depth + 1, "que" + num(static_cast<size_t>(d)) + ".FreeTensor(" + x + ");");
           line(depth, "}");
         } else if (!graph::is_reduce_op(node.op)) {
-          compute(depth, static_cast<int>(i), "nr");
+          compute(depth, static_cast<int>(i), row_count);
         }
       }
       store_tiles(depth, row_stores);
@@ -605,10 +507,12 @@ class KernelPrinter {
           if (full(k_, in) && !invariant_[in]) on[in] = true;
       }
       line(depth, "// pass " + std::to_string(p));
-      for (size_t i = 0; i < n; ++i)
-        if (on[i] && graph::is_reduce_op(g_.nodes[i].op))
-          line(depth, "AscendC::Duplicate(" + var_[i] + ", " +
-                          std::string(find_reduce(g_.nodes[i].op)->init) + ", nr);");
+      for (size_t i = 0; i < n; ++i) {
+        if (!on[i] || !graph::is_reduce_op(g_.nodes[i].op)) continue;
+        const std::string init(find_reduce(g_.nodes[i].op)->init);
+        line(depth, stream ? "float acc" + num(i) + " = " + init + ";"
+                           : "AscendC::Duplicate(" + var_[i] + ", " + init + ", nr);");
+      }
       int d = depth;
       for (int r : rows) {
         std::string var = "i" + num(static_cast<size_t>(r));
@@ -616,11 +520,17 @@ class KernelPrinter {
                     ") {  // " + g_.axis(r).name);
         ++d;
       }
+      const std::string tile_index = "i" + num(static_cast<size_t>(k_.tile_outer));
+      if (stream)
+        tile_extent(d, "af_min(" + size_var(k_.vec) + ", " + size_var(k_.vec_parent) + " - " +
+                           tile_index + " * " + size_var(k_.vec) + ")");
       for (size_t i = 0; i < n; ++i) {
         const AscNode& node = g_.nodes[i];
         if (!on[i] || (node.op != "store" && node.op != "data")) continue;
         std::string e = "o" + num(i);
-        for (size_t a = 0; a < node.out.axes.size(); ++a)
+        if (stream && lane_stride(k_, node) != sym::Expr(0))
+          e += " + " + tile_index + " * ub_tile";  // lane stride 1
+        for (size_t a = 0; a < node.out.axes.size() && !stream; ++a)
           if (std::find(rows.begin(), rows.end(), node.out.axes[a]) != rows.end() &&
               node.out.strides[a] != sym::Expr(0))
             e += " + i" + num(static_cast<size_t>(node.out.axes[a])) + " * " +
@@ -628,7 +538,9 @@ class KernelPrinter {
         line(d, "const int64_t p" + num(i) + " = " + e + ";");
       }
       off_ = "p";
+      streaming_ = stream;
       body(d, on);
+      streaming_ = false;
       off_ = "o";
       for (; d > depth; --d) line(d - 1, "}");
     }
@@ -656,6 +568,14 @@ class KernelPrinter {
     if (const ReduceCall* r = find_reduce(n.op); r && columns(k_)) {
       line(depth, "AscendC::" + std::string(r->accumulate) + "(" + d + ", " + d + ", " +
                       var_[n.inputs[0]] + ", " + count + ");  // " + c);
+      return;
+    }
+    if (const ReduceCall* r = find_reduce(n.op); r && streaming_) {  // a tile of a long row
+      line(depth, "AscendC::" + std::string(r->call) + "(" + d + ", " + var_[n.inputs[0]] +
+                      ", work, static_cast<int32_t>(n));  // " + c);
+      sync_vector_to_scalar(depth);
+      const std::string acc = "acc" + num(static_cast<size_t>(i));
+      line(depth, acc + " = " + std::string(r->fold) + "(" + acc + ", " + d + ".GetValue(0));");
       return;
     }
     if (const ReduceCall* r = find_reduce(n.op)) {
@@ -743,11 +663,6 @@ class KernelPrinter {
          "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {\n";
     s += "  const af_tiling_header* h = static_cast<const af_tiling_header*>(tiling_data);\n";
     s += "  AscendC::emu::begin_block(\"" + k_.name + "\", block_idx, h->block_dim);\n";
-    if (rows_in_ub(k_))
-      s += "  if (static_cast<const " + k_.name + "_TilingData*>(tiling_data)->" +
-           k_.sym_var.at(k_.tile_param) +
-           " == 0)\n    AscendC::emu::report(\"tiling\", \"a row does not fit the UB (the split "
-           "TilingCase has no Ascend C printer yet)\");\n  else\n  ";
     s += "  " + k_.name + "(";
     for (int i = 0; i < k_.num_inputs + k_.num_outputs; ++i)
       s += "static_cast<GM_ADDR>(args[" + num(static_cast<size_t>(i)) + "]), ";
@@ -771,6 +686,7 @@ class KernelPrinter {
   int row_values_ = 0;                     // values computed once per row: one repeat each (rowbuf)
   std::string reason_;                     // why it cannot be printed after all ("" when it can)
   std::string off_ = "o";                  // prefix of the variables holding tile offsets
+  bool streaming_ = false;                 // printing a streamed row's tile loop
   int scratch_ = 0;
   int64_t bytes_per_element_ = 0;
 
@@ -780,19 +696,9 @@ class KernelPrinter {
     return bytes_per_element_;
   }
   /// After planning: why the kernel cannot be printed after all ("" when it can): a full value
-  /// read without its broadcast, or a row of known length that does not fit the UB.
+  /// read without its broadcast.
   const std::string& reason() {
     if (users_.empty()) plan();
-    const sym::Expr& len = g_.axis(k_.vec_parent).size;
-    if (reason_.empty() && rows_in_ub(k_) && len.symbols().empty()) {
-      int64_t row = (len.eval({}) + kRepeat - 1) / kRepeat * kRepeat;
-      if (row * bytes_per_element_ > ub_for_tiles())
-        reason_ = "a row of " + std::to_string(len.eval({})) + " elements needs " +
-                  std::to_string(row * bytes_per_element_) + " B of UB (" +
-                  std::to_string(ub_for_tiles()) +
-                  " B left for tiles; the split TilingCase has "
-                  "no Ascend C printer yet)";
-    }
     return reason_;
   }
 };

@@ -42,20 +42,24 @@ static inline void af_ascendc_tiling_elementwise(int64_t a, int64_t b, int64_t b
   *block_dim = (tiles + *block - 1) / *block;
 }
 
-/* A reduce_inner kernel over b rows of a elements, whole rows in UB: tile = a rounded up to
- * AF_ASCENDC_REPEAT when tile * bytes_per_element fits ub_bytes, else 0 (the kernel does not
- * run: the split TilingCase is not printed for Ascend C yet); the rows are split into
- * block_dim <= cores blocks of `block` rows. */
+/* A reduce_inner kernel over b rows of a elements. Key 0 (whole rows in UB) when the row rounded
+ * up to AF_ASCENDC_REPEAT fits ub_bytes at bytes_per_element: tile = that row; else key 1 (the
+ * row streamed through UB in tiles, a pass per stage): tile = the largest multiple of
+ * AF_ASCENDC_REPEAT that fits. The rows are split into block_dim <= cores blocks of `block` rows
+ * (no work: block_dim 0). */
 static inline void af_ascendc_tiling_rows(int64_t a, int64_t b, int64_t bytes_per_element,
                                           int64_t ub_bytes, int64_t cores, int64_t* tile,
-                                          int64_t* block, int64_t* block_dim) {
+                                          int64_t* block, int64_t* block_dim, int64_t* key) {
   int64_t t = (a + AF_ASCENDC_REPEAT - 1) / AF_ASCENDC_REPEAT * AF_ASCENDC_REPEAT;
   if (t < AF_ASCENDC_REPEAT) t = AF_ASCENDC_REPEAT;
   int64_t c = cores > 0 ? cores : 1;
-  *tile = t * bytes_per_element <= ub_bytes ? t : 0;
-  if (*tile == 0 || a <= 0 || b <= 0) {
+  int64_t bpe = bytes_per_element > 0 ? bytes_per_element : 1;
+  *key = t * bpe <= ub_bytes ? 0 : 1;
+  if (*key == 1) t = ub_bytes / bpe / AF_ASCENDC_REPEAT * AF_ASCENDC_REPEAT;
+  *tile = t;
+  if (a <= 0 || b <= 0) {
     *block = 1;
-    *block_dim = *tile == 0 && a > 0 && b > 0 ? 1 : 0;
+    *block_dim = 0;
     return;
   }
   *block = (b + c - 1) / c;

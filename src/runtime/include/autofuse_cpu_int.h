@@ -43,6 +43,16 @@ AF_INLINE float af_f32_bits(uint32_t bits) {
   v.u = bits;
   return v.f;
 }
+/* A reduction's partial results joined (the Ascend C kernels' streamed rows); a NaN wins. */
+AF_INLINE float af_fold_add(float a, float b) {
+  return a + b;
+}
+AF_INLINE float af_fold_max(float a, float b) {
+  return (a != a || a >= b) ? a : b;
+}
+AF_INLINE float af_fold_min(float a, float b) {
+  return (a != a || a <= b) ? a : b;
+}
 /* a / b and a % b for loop indices (a >= 0, b >= 1) without the division when b == 1: the
  * common case of a merged axis whose tile covers its whole dim (short rows). */
 AF_INLINE int64_t af_index_div(int64_t a, int64_t b) {
