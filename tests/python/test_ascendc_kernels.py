@@ -1,6 +1,6 @@
 """The Ascend C emitter beyond the acceptance patterns (docs/ascendc.md): masks and comparisons
 (bool values as f32 0 / 1 in UB, Compare + Select), the advanced math calls, rounding and
-clamps, column reductions, rows longer than the UB. Each function must compile to Ascend C kernels only (run against
+clamps, column reductions, rows longer than the UB, strided views. Each function must compile to Ascend C kernels only (run against
 ascendc_emu, which raises on any device-rule violation and the graph would fall back) and match
 eager (bf16: computed in f32 from the same inputs, helpers.reference_in_float), NaN and inf
 included."""
@@ -44,6 +44,12 @@ def long_rows(x, w):
     return torch.log_softmax(x, -1), F.layer_norm(x, (x.shape[-1],), w), x.amax(-1), (x > 0).all(-1)
 
 
+def strided_views(x, b):
+    """Views read with a stride along the vectorized axis: DataCopyPad of one element per
+    32-byte block, then Gather."""
+    return torch.sigmoid(x.t()) * 2 + b, x[:, ::2] * 3 + x[:, 1::2]
+
+
 def _inputs(name, dtype):
     g = torch.Generator().manual_seed(3)
     x = torch.randn(6, 300, generator=g).to(dtype)
@@ -57,13 +63,16 @@ def _inputs(name, dtype):
         "math": (x, y),
         "rounding": (x, y),
         "column_stats": (x, torch.randn(300, generator=g).to(dtype)),
+        "strided_views": (torch.randn(300, 6, generator=g).to(dtype),
+                          torch.randn(300, generator=g).to(dtype)),
         "long_rows": (torch.randn(3, 50000, generator=g).to(dtype),
                       torch.randn(50000, generator=g).to(dtype)),
     }[name]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
-@pytest.mark.parametrize("fn", [masks, masked_softmax, math, rounding, column_stats, long_rows],
+@pytest.mark.parametrize("fn", [masks, masked_softmax, math, rounding, column_stats, long_rows,
+                                strided_views],
                          ids=lambda f: f.__name__)
 def test_every_kernel_is_ascendc_and_matches_eager(fn, dtype, monkeypatch):
     monkeypatch.setenv("AUTOFUSE_TARGET", "ascendc")

@@ -249,6 +249,34 @@ TEST(AscendcEmu, ReportsTheAdvancedMathCallsRules) {
       << v[3];
 }
 
+TEST(AscendcEmu, GathersByByteOffsetsAndReportsOnesOutside) {
+  std::vector<float> got(8);
+  auto v = violations_of([&] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 1024);
+    LocalTensor<float> src = b.Get<float>();  // 64 floats: element i at byte 32 i (i < 8)
+    LocalTensor<int32_t> offs = b.Get<int32_t>()[64];
+    LocalTensor<float> dst = b.Get<float>()[128];
+    for (uint32_t i = 0; i < 8; ++i) src.SetValue(i * 8, 10.f + i);
+    SetFlag<HardEvent::S_V>(0);
+    WaitFlag<HardEvent::S_V>(0);
+    CreateVecIndex(offs, 0, 8);
+    Muls(offs, offs, 32, 8);
+    Gather(dst, src, offs.ReinterpretCast<uint32_t>(), 0, 8);  // packs one per 32-byte block
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+    for (uint32_t i = 0; i < 8; ++i) got[i] = dst.GetValue(i);
+    Gather(dst, src, offs.ReinterpretCast<uint32_t>(), 2, 8);    // not a 4-byte element
+    Gather(dst, src, offs.ReinterpretCast<uint32_t>(), 800, 8);  // the last beyond the source
+  });
+  for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(got[i], 10.f + i);
+  ASSERT_EQ(v.size(), 2u) << joined(v);
+  EXPECT_NE(v[0].find("Gather: offset 2 of element 0 is not a 4-byte element"), std::string::npos)
+      << v[0];
+  EXPECT_NE(v[1].find("Gather: offset 1024 of element 7"), std::string::npos) << v[1];
+}
+
 TEST(AscendcEmu, ReportsACopyBeyondItsGlobalBuffer) {
   std::vector<float> x(16, 1.0f);
   auto v = violations_of([&] {

@@ -43,6 +43,22 @@ __aicore__ inline void af_copy_in(const AscendC::LocalTensor<T>& dst,
   AscendC::DataCopyPad(dst, src, p, pad);
 }
 
+// GM -> UB of a strided view: element i (src[i * stride]) into the 32-byte block i, by
+// DataCopyPad (one element a block, at most 4095 blocks a call); Gather then packs them.
+template <typename T>
+__aicore__ inline void af_copy_in_strided(const AscendC::LocalTensor<T>& dst,
+                                          const AscendC::GlobalTensor<T>& src, int64_t n,
+                                          int64_t stride) {
+  constexpr int64_t per_block = 32 / sizeof(T);
+  for (int64_t i = 0; i < n; i += 4095) {
+    const int64_t c = n - i < 4095 ? n - i : 4095;
+    AscendC::DataCopyExtParams p{static_cast<uint16_t>(c), static_cast<uint32_t>(sizeof(T)),
+                                 static_cast<uint32_t>((stride - 1) * sizeof(T)), 0, 0};
+    AscendC::DataCopyPadExtParams<T> pad{false, 0, 0, T()};
+    AscendC::DataCopyPad(dst[static_cast<uint32_t>(i * per_block)], src[i * stride], p, pad);
+  }
+}
+
 // UB -> GM, likewise.
 template <typename T>
 __aicore__ inline void af_copy_out(const AscendC::GlobalTensor<T>& dst,

@@ -60,11 +60,15 @@ class KernelPrinter {
         bool loaded = std::any_of(users_[i].begin(), users_[i].end(),
                                   [&](int u) { return g_.nodes[u].op == "load"; });
         if (!loaded) continue;
-        if (lane_stride(k_, node) == sym::Expr(1)) {
-          queued_.push_back(static_cast<int>(i));
-          bytes_per_element_ += dtype_size(node.out.dtype) * in_slots();
-        } else {
+        const sym::Expr stride = lane_stride(k_, node);
+        if (stride == sym::Expr(0)) {
           broadcast_.push_back(static_cast<int>(i));
+        } else {
+          queued_.push_back(static_cast<int>(i));
+          // A gather lands one element per 32-byte block (DataCopyPad), then Gather packs it.
+          bool gather = stride != sym::Expr(1);
+          if (gather) gathered_.insert(static_cast<int>(i));
+          bytes_per_element_ += (gather ? 32 : dtype_size(node.out.dtype)) * in_slots();
         }
       } else if (node.op == "store") {
         stores_.push_back(static_cast<int>(i));
@@ -101,13 +105,17 @@ class KernelPrinter {
           for (int t = 0; t < r->temps; ++t) temps_[static_cast<int>(i)].push_back(scratch_++);
       }
     }
-    for (size_t i = 0; i < n; ++i)
-      bool_io_ = bool_io_ || (g_.nodes[i].out.dtype == DType::Bool &&
-                              (g_.nodes[i].op == "store" ||
-                               std::find(queued_.begin(), queued_.end(), i) != queued_.end()));
+    for (size_t i = 0; i < n; ++i) {
+      bool queued = std::find(queued_.begin(), queued_.end(), i) != queued_.end();
+      half_tile_ =
+          half_tile_ ||
+          (g_.nodes[i].out.dtype == DType::Bool && (g_.nodes[i].op == "store" || queued)) ||
+          (gathered_.count(static_cast<int>(i)) && dtype_size(g_.nodes[i].out.dtype) == 2);
+    }
     bytes_per_element_ += 4 * scratch_ + 2 * static_cast<int64_t>(rounding_.size());
-    if (bool_io_) bytes_per_element_ += 2;  // the half tile bool loads and stores pass through
-    if (masks_) bytes_per_element_ += 1;    // the Compare mask: a bit per element, rounded up
+    if (half_tile_) bytes_per_element_ += 2;  // bool and 16-bit gathers pass through a half tile
+    if (!gathered_.empty()) bytes_per_element_ += 4;  // the gathers' byte offsets
+    if (masks_) bytes_per_element_ += 1;  // the Compare mask: a bit per element, rounded up
     if (reduces_ && rows_in_ub(k_)) bytes_per_element_ += 4;  // the reductions' work tile
     for (size_t i = 0; i < n; ++i) {
       const AscNode& node = g_.nodes[i];
@@ -267,7 +275,8 @@ class KernelPrinter {
       line(1, "AscendC::TQue<AscendC::TPosition::VECIN, " + num(static_cast<size_t>(in_slots())) +
                   "> que" + num(d) + ";");
       line(1, "pipe.InitBuffer(que" + num(d) + ", " + num(static_cast<size_t>(in_slots())) +
-                  ", ub_tile * sizeof(" + type_of(d) + "));");
+                  ", ub_tile * " + (gathered_.count(d) ? "32" : "sizeof(" + type_of(d) + ")") +
+                  ");");
     }
     for (int s : stores_) {
       const std::string slots = num(static_cast<size_t>(out_slots()));
@@ -297,10 +306,18 @@ class KernelPrinter {
       line(1, "pipe.InitBuffer(work_buf, ub_tile * sizeof(float));");
       line(1, "const AscendC::LocalTensor<float> work = work_buf.Get<float>();");
     }
-    if (bool_io_) {
-      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> boolbuf;  // bool <-> f32 goes via half");
-      line(1, "pipe.InitBuffer(boolbuf, ub_tile * sizeof(half));");
-      line(1, "const AscendC::LocalTensor<half> b16 = boolbuf.Get<half>();");
+    if (half_tile_) {
+      line(1,
+           "AscendC::TBuf<AscendC::TPosition::VECCALC> halfbuf;  // bool <-> f32, 16-bit gathers");
+      line(1, "pipe.InitBuffer(halfbuf, ub_tile * sizeof(half));");
+      line(1, "const AscendC::LocalTensor<half> b16 = halfbuf.Get<half>();");
+    }
+    if (!gathered_.empty()) {
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> offsbuf;  // Gather: 32 B per element");
+      line(1, "pipe.InitBuffer(offsbuf, ub_tile * sizeof(int32_t));");
+      line(1, "const AscendC::LocalTensor<int32_t> offs = offsbuf.Get<int32_t>();");
+      line(1, "AscendC::CreateVecIndex(offs, 0, ub_tile);");
+      line(1, "AscendC::Muls(offs, offs, 32, ub_tile);");
     }
     if (masks_) {
       line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> maskbuf;  // Compare's bit mask");
@@ -393,6 +410,13 @@ class KernelPrinter {
     return "gm" + num(static_cast<size_t>(i)) + "[" + off_ + num(static_cast<size_t>(i)) + "]";
   }
 
+  /// The call copying data node d's tile (n elements) into queue tensor t.
+  std::string copy_in(int d) const {
+    if (!gathered_.count(d)) return "af_copy_in(t, " + at(d) + ", n);";
+    return "af_copy_in_strided(t, " + at(d) + ", n, " +
+           cpp_expr(k_, lane_stride(k_, g_.nodes[static_cast<size_t>(d)])) + ");";
+  }
+
   /// One tile: CopyIn, Compute, CopyOut of the nodes `on` (every node but the invariant ones
   /// for elementwise and reduce_inner; one pass's for reduce_outer).
   void body(int depth, const std::vector<bool>& on) {
@@ -402,8 +426,7 @@ class KernelPrinter {
     for (int s : stores_)
       if (on[s]) outs.push_back(s);
     line(depth, "// CopyIn");
-    for (int d : ins)
-      staged(depth, d, "AllocTensor", {"af_copy_in(t, " + at(d) + ", n);"}, "EnQue");
+    for (int d : ins) staged(depth, d, "AllocTensor", {copy_in(d)}, "EnQue");
     line(depth, "// Compute");
     for (int d : ins) {
       std::string T = type_of(d);
@@ -479,7 +502,7 @@ class KernelPrinter {
         } else if (node.op == "load" && lane_stride(k_, g_.nodes[node.inputs[0]]) != sym::Expr(0)) {
           int d = node.inputs[0];  // read once per tile of columns into the load's own tile
           line(depth, "{");
-          staged(depth + 1, d, "AllocTensor", {"af_copy_in(t, " + at(d) + ", n);"}, "EnQue");
+          staged(depth + 1, d, "AllocTensor", {copy_in(d)}, "EnQue");
           std::string T = type_of(d), x = "x" + num(static_cast<size_t>(d));
           line(depth + 1, "AscendC::LocalTensor<" + T + "> " + x + " = que" +
                               num(static_cast<size_t>(d)) + ".DeQue<" + T + ">();");
@@ -529,7 +552,10 @@ class KernelPrinter {
         if (!on[i] || (node.op != "store" && node.op != "data")) continue;
         std::string e = "o" + num(i);
         if (stream && lane_stride(k_, node) != sym::Expr(0))
-          e += " + " + tile_index + " * ub_tile";  // lane stride 1
+          e +=
+              " + " + tile_index + " * ub_tile" +
+              (lane_stride(k_, node) == sym::Expr(1) ? ""
+                                                     : " * " + cpp_expr(k_, lane_stride(k_, node)));
         for (size_t a = 0; a < node.out.axes.size() && !stream; ++a)
           if (std::find(rows.begin(), rows.end(), node.out.axes[a]) != rows.end() &&
               node.out.strides[a] != sym::Expr(0))
@@ -594,6 +620,16 @@ class KernelPrinter {
         line(depth, "AscendC::Duplicate(" + d + ", static_cast<float>(gm" +
                         num(static_cast<size_t>(data)) + ".GetValue(" + off_ +
                         num(static_cast<size_t>(data)) + ")), " + count + ");  // " + c);
+      } else if (gathered_.count(data) && dtype_size(g_.nodes[data].out.dtype) == 4) {
+        line(depth, "AscendC::Gather(" + d + ".ReinterpretCast<uint32_t>(), " + x +
+                        ".ReinterpretCast<uint32_t>(), offs.ReinterpretCast<uint32_t>(), 0, " +
+                        count + ");  // " + c);
+      } else if (gathered_.count(data)) {  // 16-bit: gathered as such, then widened
+        line(depth, "AscendC::Gather(b16.ReinterpretCast<uint16_t>(), " + x +
+                        ".ReinterpretCast<uint16_t>(), offs.ReinterpretCast<uint32_t>(), 0, " +
+                        count + ");  // " + c);
+        line(depth, "AscendC::Cast(" + d + ", b16.ReinterpretCast<" + type_of(data) +
+                        ">(), AscendC::RoundMode::CAST_NONE, " + count + ");");
       } else if (g_.nodes[data].out.dtype == DType::Bool) {
         line(depth, "AscendC::Cast(b16, " + x + ", AscendC::RoundMode::CAST_NONE, " + count +
                         ");  // " + c);
@@ -681,7 +717,8 @@ class KernelPrinter {
   std::vector<int> queued_, broadcast_, stores_, rounding_;
   std::map<int, std::vector<int>> temps_;  // node -> its rule's scratch tiles
   bool reduces_ = false;                   // has reductions: a work tile
-  bool bool_io_ = false;                   // loads or stores bool: the half tile b16
+  bool half_tile_ = false;                 // bool loads/stores, 16-bit gathers: the tile b16
+  std::set<int> gathered_;                 // data nodes read with a stride along the lanes
   bool masks_ = false;                     // compares: the bit mask
   int row_values_ = 0;                     // values computed once per row: one repeat each (rowbuf)
   std::string reason_;                     // why it cannot be printed after all ("" when it can)

@@ -1,5 +1,5 @@
-// ascendc_emu: Compare (a bit mask, one bit per element, least significant bit first) and
-// Select over such a mask.
+// ascendc_emu: Compare (a bit mask, one bit per element, least significant bit first), Select
+// over such a mask, Gather by byte offsets, and CreateVecIndex.
 #pragma once
 #include "emu_vector.h"
 
@@ -106,6 +106,37 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<uint8_t>& mask, const L
   emu::vector_reads(call, mask.emu_offset(), mask.emu_offset() + (count + 7) / 8);
   for (int32_t i = 0; i < count; ++i)
     dst.emu_data()[i] = emu::mask_bit(mask, i) ? a.emu_data()[i] : scalar;
+}
+
+/// dst[i] = the T at byte src + srcBaseAddr + offsets[i], for i < count (each offset a multiple
+/// of sizeof(T), the element inside src).
+template <typename T>
+void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+            const LocalTensor<uint32_t>& offsets, uint32_t srcBaseAddr, uint32_t count) {
+  const char* call = "Gather";
+  const int32_t n = static_cast<int32_t>(count);
+  if (!emu::check_ub(call, "destination", dst, count) || !emu::check_ub(call, "source", src, 0) ||
+      !emu::check_ub(call, "offsets", offsets, count))
+    return;
+  const uint64_t bytes = static_cast<uint64_t>(src.GetSize()) * sizeof(T);
+  for (int32_t i = 0; i < n; ++i) {
+    uint64_t at = uint64_t{srcBaseAddr} + offsets.emu_data()[i];
+    if (at % sizeof(T) != 0 || at + sizeof(T) > bytes)
+      return emu::report(call, "offset " + std::to_string(at) + " of element " + std::to_string(i) +
+                                   " is not a " + std::to_string(sizeof(T)) +
+                                   "-byte element of the source (" + std::to_string(bytes) + " B)");
+  }
+  emu::vector_access(call, dst, count, count, offsets);
+  emu::vector_reads(call, src.emu_offset(), src.emu_offset() + bytes);
+  for (int32_t i = 0; i < n; ++i)
+    dst.emu_data()[i] = src.emu_data()[(srcBaseAddr + offsets.emu_data()[i]) / sizeof(T)];
+}
+
+/// dst[i] = firstValue + i, for i < count.
+template <typename T>
+void CreateVecIndex(const LocalTensor<T>& dst, T firstValue, uint32_t count) {
+  emu::map("CreateVecIndex", dst, static_cast<int32_t>(count),
+           [&, i = T(0)]() mutable { return static_cast<emu::compute_t<T>>(firstValue + i++); });
 }
 
 }  // namespace AscendC

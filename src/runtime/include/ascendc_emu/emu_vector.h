@@ -35,6 +35,7 @@ bool check_operands(const char* call, const LocalTensor<T>& dst, int32_t count, 
 template <typename T, typename... Src>
 void vector_access(const char* call, const LocalTensor<T>& dst, uint64_t dst_count, uint64_t count,
                    const Src&... src) {
+  (void)call;  // with no source (Duplicate, CreateVecIndex)
   (vector_reads(call, src.emu_offset(), src.emu_offset() + count * sizeof(*src.emu_data())), ...);
   vector_wrote(dst.emu_offset(), dst.emu_offset() + dst_count * sizeof(T));
 }
