@@ -45,9 +45,10 @@ def long_rows(x, w):
 
 
 def strided_views(x, b):
-    """Views read with a stride along the vectorized axis: DataCopyPad of one element per
-    32-byte block, then Gather."""
-    return torch.sigmoid(x.t()) * 2 + b, x[:, ::2] * 3 + x[:, 1::2]
+    """Views read or written with a stride along the vectorized axis: DataCopyPad of one element
+    per 32-byte block, then Gather (reads); Brcb, then DataCopyPad (writes)."""
+    return (torch.sigmoid(x.t()) * 2 + b, x[:, ::2] * 3 + x[:, 1::2],
+            torch.softmax(x.t(), -1))  # the softmax keeps its input's strides: a scatter
 
 
 def _inputs(name, dtype):

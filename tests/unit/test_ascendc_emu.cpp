@@ -277,6 +277,28 @@ TEST(AscendcEmu, GathersByByteOffsetsAndReportsOnesOutside) {
   EXPECT_NE(v[1].find("Gather: offset 1024 of element 7"), std::string::npos) << v[1];
 }
 
+TEST(AscendcEmu, BrcbSpreadsAnElementToABlock) {
+  std::vector<float> got(16 * 8);
+  auto v = violations_of([&] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 64 + 16 * 32);
+    LocalTensor<float> src = b.Get<float>(), dst = b.Get<float>()[16];
+    CreateVecIndex(src, 0.f, 16);
+    Brcb(dst, src, 2, BrcbRepeatParams{1, 8});  // 2 repeats of 8 elements: 16 blocks
+    SetFlag<HardEvent::V_S>(0);
+    WaitFlag<HardEvent::V_S>(0);
+    for (uint32_t i = 0; i < 128; ++i) got[i] = dst.GetValue(i);
+    Brcb(dst, src, 2, BrcbRepeatParams{0, 8});  // dstBlkStride 0
+    Brcb(dst, src, 3, BrcbRepeatParams{1, 8});  // 24 blocks: beyond the buffer
+  });
+  for (uint32_t i = 0; i < 128; ++i) ASSERT_EQ(got[i], static_cast<float>(i / 8)) << i;
+  ASSERT_EQ(v.size(), 2u) << joined(v);
+  EXPECT_NE(v[0].find("Brcb: dstBlkStride 0 is undefined"), std::string::npos) << v[0];
+  EXPECT_NE(v[1].find("Brcb: destination: 192 elements, the tensor holds 128"), std::string::npos)
+      << v[1];
+}
+
 TEST(AscendcEmu, ReportsACopyBeyondItsGlobalBuffer) {
   std::vector<float> x(16, 1.0f);
   auto v = violations_of([&] {

@@ -71,6 +71,35 @@ __aicore__ inline void af_copy_out(const AscendC::GlobalTensor<T>& dst,
   AscendC::DataCopyPad(dst, src, p);
 }
 
+// UB -> GM of a strided view: element i of src (its 32-byte block i, spread by af_spread) to
+// dst[i * stride], by DataCopyPad (at most 4095 blocks a call).
+template <typename T>
+__aicore__ inline void af_copy_out_strided(const AscendC::GlobalTensor<T>& dst,
+                                           const AscendC::LocalTensor<T>& src, int64_t n,
+                                           int64_t stride) {
+  constexpr int64_t per_block = 32 / sizeof(T);
+  for (int64_t i = 0; i < n; i += 4095) {
+    const int64_t c = n - i < 4095 ? n - i : 4095;
+    AscendC::DataCopyExtParams p{static_cast<uint16_t>(c), static_cast<uint32_t>(sizeof(T)), 0,
+                                 static_cast<uint32_t>((stride - 1) * sizeof(T)), 0};
+    AscendC::DataCopyPad(dst[i * stride], src[static_cast<uint32_t>(i * per_block)], p);
+  }
+}
+
+// Element i of src (nr of them, a multiple of 8) to the 32-byte block i of dst: Brcb, at most 255
+// repeats of 8 elements a call.
+template <typename T, typename U>
+__aicore__ inline void af_spread(const AscendC::LocalTensor<T>& dst,
+                                 const AscendC::LocalTensor<T>& src, int32_t nr) {
+  constexpr int32_t per_block = 32 / sizeof(T);
+  for (int32_t i = 0; i < nr; i += 255 * 8) {
+    const int32_t r = (nr - i) / 8 < 255 ? (nr - i) / 8 : 255;
+    AscendC::Brcb(dst[static_cast<uint32_t>(i * per_block)].template ReinterpretCast<U>(),
+                  src[static_cast<uint32_t>(i)].template ReinterpretCast<U>(),
+                  static_cast<uint8_t>(r), AscendC::BrcbRepeatParams{1, 8});
+  }
+}
+
 #ifdef AF_ASCENDC_EMU
 // The emulation's violation reports since the last call, one per line, as C text (at most cap
 // bytes with the terminating 0); returns the full length. The runtime reads it after a launch.

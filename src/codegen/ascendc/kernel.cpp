@@ -72,7 +72,11 @@ class KernelPrinter {
         }
       } else if (node.op == "store") {
         stores_.push_back(static_cast<int>(i));
-        bytes_per_element_ += dtype_size(node.out.dtype) * out_slots();
+        // A scatter: each element spread to a 32-byte block (Brcb), then DataCopyPad out.
+        const sym::Expr stride = lane_stride(k_, node);
+        bool scatter = stride != sym::Expr(1) && stride != sym::Expr(0);
+        if (scatter) scattered_.insert(static_cast<int>(i));
+        bytes_per_element_ += (scatter ? 32 : dtype_size(node.out.dtype)) * out_slots();
       } else if (users_[i].empty() && node.op != "output") {
         continue;  // read by nothing (a rewrite left it): not computed
       } else if (node.op == "broadcast" && expands(static_cast<int>(i))) {
@@ -110,7 +114,8 @@ class KernelPrinter {
       half_tile_ =
           half_tile_ ||
           (g_.nodes[i].out.dtype == DType::Bool && (g_.nodes[i].op == "store" || queued)) ||
-          (gathered_.count(static_cast<int>(i)) && dtype_size(g_.nodes[i].out.dtype) == 2);
+          ((gathered_.count(static_cast<int>(i)) || scattered_.count(static_cast<int>(i))) &&
+           dtype_size(g_.nodes[i].out.dtype) == 2);
     }
     bytes_per_element_ += 4 * scratch_ + 2 * static_cast<int64_t>(rounding_.size());
     if (half_tile_) bytes_per_element_ += 2;  // bool and 16-bit gathers pass through a half tile
@@ -281,8 +286,8 @@ class KernelPrinter {
     for (int s : stores_) {
       const std::string slots = num(static_cast<size_t>(out_slots()));
       line(1, "AscendC::TQue<AscendC::TPosition::VECOUT, " + slots + "> que" + num(s) + ";");
-      line(1, "pipe.InitBuffer(que" + num(s) + ", " + slots + ", ub_tile * sizeof(" + type_of(s) +
-                  "));");
+      line(1, "pipe.InitBuffer(que" + num(s) + ", " + slots + ", ub_tile * " +
+                  (scattered_.count(s) ? "32" : "sizeof(" + type_of(s) + ")") + ");");
     }
     if (scratch_ > 0) {
       line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> calc;  // f32 values, one tile each");
@@ -450,8 +455,15 @@ class KernelPrinter {
       const std::string count = count_of(s);
       DType dt = g_.nodes[s].out.dtype;
       std::vector<std::string> fill;
-      if (dt == DType::F32)
+      if (scattered_.count(s) && dt == DType::F32)
+        fill = {"af_spread<float, uint32_t>(t, " + v + ", " + count + ");"};
+      else if (dt == DType::F32)
         fill = {"AscendC::DataCopy(t, " + v + ", static_cast<uint32_t>(" + count + "));"};
+      else if (scattered_.count(s))  // 16-bit: rounded into the half tile, then spread
+        fill = {"AscendC::Cast(b16.ReinterpretCast<" + type_of(s) + ">(), " + v +
+                    ", AscendC::RoundMode::CAST_RINT, " + count + ");",
+                "af_spread<" + type_of(s) + ", uint16_t>(t, b16.ReinterpretCast<" + type_of(s) +
+                    ">(), " + count + ");"};
       else if (dt == DType::Bool)
         fill = {"AscendC::Cast(b16, " + v + ", AscendC::RoundMode::CAST_NONE, " + count + ");",
                 "AscendC::Cast(t, b16, AscendC::RoundMode::CAST_NONE, " + count + ");"};
@@ -466,7 +478,10 @@ class KernelPrinter {
     if (!outs.empty()) line(depth, "// CopyOut");
     for (int s : outs)
       staged(depth, s, "DeQue",
-             {"af_copy_out(" + at(s) + ", t, " + (count_of(s) == "nr" ? "n" : "1") + ");"},
+             {scattered_.count(s)
+                  ? "af_copy_out_strided(" + at(s) + ", t, n, " +
+                        cpp_expr(k_, lane_stride(k_, g_.nodes[static_cast<size_t>(s)])) + ");"
+                  : "af_copy_out(" + at(s) + ", t, " + (count_of(s) == "nr" ? "n" : "1") + ");"},
              "FreeTensor");
   }
 
@@ -719,6 +734,7 @@ class KernelPrinter {
   bool reduces_ = false;                   // has reductions: a work tile
   bool half_tile_ = false;                 // bool loads/stores, 16-bit gathers: the tile b16
   std::set<int> gathered_;                 // data nodes read with a stride along the lanes
+  std::set<int> scattered_;                // store nodes written with a stride along the lanes
   bool masks_ = false;                     // compares: the bit mask
   int row_values_ = 0;                     // values computed once per row: one repeat each (rowbuf)
   std::string reason_;                     // why it cannot be printed after all ("" when it can)

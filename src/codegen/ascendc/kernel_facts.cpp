@@ -117,12 +117,11 @@ std::string node_reason(const KernelContext& k, int i) {
   if (n.op == "data" || n.op == "store") {
     sym::Expr s = lane_stride(k, n);
     bool row_store = n.op == "store" && s == sym::Expr(0) && !full(k, i) && rows_in_ub(k);
-    if (n.op == "store" && s != sym::Expr(1) && !row_store)
-      return what + ": stride " + s.str() + " along the vectorized axis (a scatter)";
-    if (n.op == "data" && s != sym::Expr(1) && s != sym::Expr(0) && dtype_size(n.out.dtype) == 1)
-      return what + ": a bool read with stride " + s.str() +
-             " along the vectorized axis (Gather "
-             "moves 2- and 4-byte elements)";
+    if (n.op == "store" && s == sym::Expr(0) && !row_store)
+      return what + ": one element stored per row outside a row reduction";
+    if (s != sym::Expr(1) && s != sym::Expr(0) && dtype_size(n.out.dtype) == 1)
+      return what + ": a bool with stride " + s.str() +
+             " along the vectorized axis (Gather and Brcb move 2- and 4-byte elements)";
     return "";
   }
   if (graph::is_reduce_op(n.op)) {

@@ -1,6 +1,8 @@
 // ascendc_emu: Compare (a bit mask, one bit per element, least significant bit first), Select
-// over such a mask, Gather by byte offsets, and CreateVecIndex.
+// over such a mask, Gather by byte offsets, Brcb (an element to a 32-byte block) and
+// CreateVecIndex.
 #pragma once
+#include "emu_math.h"  // check_apart
 #include "emu_vector.h"
 
 namespace AscendC {
@@ -137,6 +139,38 @@ template <typename T>
 void CreateVecIndex(const LocalTensor<T>& dst, T firstValue, uint32_t count) {
   emu::map("CreateVecIndex", dst, static_cast<int32_t>(count),
            [&, i = T(0)]() mutable { return static_cast<emu::compute_t<T>>(firstValue + i++); });
+}
+
+/// Brcb's destination strides, in 32-byte blocks.
+struct BrcbRepeatParams {
+  uint16_t dstBlkStride;
+  uint16_t dstRepStride;
+};
+
+/// Per repeat r < repeatTime: each of src's 8 elements 8 r .. 8 r + 7 fills one 32-byte block of
+/// dst (block b of repeat r at r * dstRepStride + b * dstBlkStride blocks). 2- and 4-byte types.
+template <typename T>
+void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint8_t repeatTime,
+          const BrcbRepeatParams& p) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Brcb moves 2- and 4-byte elements");
+  const char* call = "Brcb";
+  constexpr uint32_t per_block = ONE_BLK_SIZE / sizeof(T);
+  if (p.dstBlkStride == 0) return emu::report(call, "dstBlkStride 0 is undefined");
+  const uint64_t last = repeatTime == 0 ? 0
+                                        : (uint64_t{repeatTime} - 1) * p.dstRepStride +
+                                              7 * uint64_t{p.dstBlkStride} + 1;
+  if (!emu::check_ub(call, "source", src, 8u * repeatTime) ||
+      !emu::check_ub(call, "destination", dst, last * per_block) ||
+      !emu::check_apart(call, "source and destination", src.emu_offset(),
+                        8u * repeatTime * sizeof(T), dst.emu_offset(), last * ONE_BLK_SIZE))
+    return;
+  emu::vector_access(call, dst, last * per_block, 8u * repeatTime, src);
+  for (uint32_t r = 0; r < repeatTime; ++r)
+    for (uint32_t b = 0; b < 8; ++b) {
+      T v = src.emu_data()[8 * r + b];
+      T* block = dst.emu_data() + (r * p.dstRepStride + b * p.dstBlkStride) * per_block;
+      for (uint32_t i = 0; i < per_block; ++i) block[i] = v;
+    }
 }
 
 }  // namespace AscendC
