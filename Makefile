@@ -73,7 +73,8 @@ HOST_ISAS = isas=$$($(PY) -c "import autofuse; print(' '.join(autofuse.host_isas
 # (tests/python/test_random_graphs.py), programs with reductions (test_random_reduce_graphs.py)
 # and programs with torch.cat (test_random_concat_graphs.py); once per kernel ISA of the host,
 # then once on the ascendc target (every kernel the Ascend C emitter prints runs against
-# ascendc_emu), with the Ascend C acceptance tests in every dtype (AUTOFUSE_ASCENDC_FULL).
+# ascendc_emu), with every Ascend C acceptance case (AUTOFUSE_ASCENDC_FULL; make test runs each
+# module's ASCENDC_QUICK slice).
 fuzz: build
 	@$(HOST_ISAS) && for isa in $$isas; do echo "== fuzz, isa $$isa"; \
 	  AUTOFUSE_ISA=$$isa AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q \
@@ -83,7 +84,7 @@ fuzz: build
 	  AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} AUTOFUSE_ASCENDC_FULL=1 $(PY) -m pytest -q \
 	  tests/python/test_random_graphs.py tests/python/test_random_reduce_graphs.py \
 	  tests/python/test_random_concat_graphs.py tests/python/test_ascendc_kernels.py \
-	  tests/python/test_acceptance_reduce.py -k "random or ascendc"
+	  tests/python/test_acceptance.py tests/python/test_acceptance_reduce.py -k "random or ascendc"
 
 # PyTorch's OpInfo samples in full (tests/python/test_opinfo.py): every sample of every op we
 # fuse, in every dtype it takes, once per kernel ISA of the host; `make test` runs the largest

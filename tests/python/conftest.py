@@ -3,7 +3,9 @@
 The JIT cache goes to a temporary directory per test session (AUTOFUSE_CACHE_DIR, set before
 any CompilerConfig is made), and Dynamo's caches are reset around every test.
 AUTOFUSE_TEST_EXTENSION names another build of the extension (`make sanitize`'s, built with the
-sanitizers) to test in place of the installed one.
+sanitizers) to test in place of the installed one. A module's ASCENDC_QUICK (substrings of test
+ids) keeps only those of its ascendc-target cases in `make test`; `make fuzz` sets
+AUTOFUSE_ASCENDC_FULL and runs them all.
 """
 
 import importlib.util
@@ -32,6 +34,22 @@ import autofuse  # noqa: E402
 # Like torch's loggers, "autofuse" does not propagate (log.py); pytest's caplog listens at the
 # root logger.
 logging.getLogger("autofuse").propagate = True
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("AUTOFUSE_ASCENDC_FULL"):
+        return
+    keep, drop = [], []
+    for item in items:
+        quick = getattr(item.module, "ASCENDC_QUICK", None)
+        on_ascendc = "ascendc" in item.name
+        if quick is None or not on_ascendc or any(q in item.name for q in quick):
+            keep.append(item)
+        else:
+            drop.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_sessionfinish(session, exitstatus):

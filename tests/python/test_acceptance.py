@@ -17,6 +17,9 @@ def target(request, monkeypatch):
     return request.param
 
 SHAPES = [(1,), (7,), (1024,), (3, 1000), (64, 4096), (2, 3, 5, 7)]
+# The ascendc cases `make test` runs (conftest.py; `make fuzz` runs them all).
+ASCENDC_QUICK = ["ascendc-7-", "ascendc-2x3x5x7-", "transposed_input[ascendc-3x1000-",
+                 "ascendc-torch.bfloat16-", "python_scalar"]
 
 
 def sigmoid_scale_bias(x, scale, bias):
