@@ -13,6 +13,7 @@
 
 #include "codegen/ascendc/kernel_facts.h"
 #include "codegen/ascendc/op_rules.h"
+#include "codegen/ascendc/tiling.h"
 #include "codegen/loop_nest.h"
 #include "graph/op_registry.h"
 #include "support/error.h"
@@ -32,8 +33,8 @@ class KernelPrinter {
     plan();
     KernelParts p;
     p.header = "\n// ---- kernel " + k_.name + " ----\n" + ir_comment(g_);
-    p.tiling_data = tiling_data();
-    p.tiling_function = tiling_function();
+    p.tiling_data = tiling_data_struct(k_);
+    p.tiling_function = tiling_function(k_, t_, bytes_per_element_, ub_for_tiles());
     lines_.clear();
     kernel();
     for (const auto& l : lines_) p.kernel += l + "\n";
@@ -175,53 +176,6 @@ class KernelPrinter {
   }
 
   std::string type_of(int i) const { return std::string(device_type(g_.nodes[i].out.dtype)); }
-
-  std::string tiling_data() const {
-    std::string s = "struct " + k_.name + "_TilingData {\n  af_tiling_header header;\n";
-    for (const auto& name : k_.size_symbols)
-      s += "  int64_t " + k_.sym_var.at(name) + ";  // size symbol " + name + "\n";
-    s += "  int64_t " + k_.sym_var.at(k_.tile_param) + ";  // elements per UB tile\n";
-    s += "  int64_t " + k_.sym_var.at(k_.block_param) + ";  // tiles per block\n";
-    return s + "};\n";
-  }
-
-  /// The host tiling function: tile, tiles per block and block_dim from the sizes.
-  std::string tiling_function() const {
-    const ascir::ScheduleInfo& s = *g_.schedule;
-    sym::Expr a = g_.axis(k_.vec_parent).size, b = 1;
-    if (k_.block_parent != k_.tile_outer)
-      for (int part : g_.axis(k_.block_parent).from)
-        if (part != k_.tile_outer) b = b * g_.axis(part).size;
-    std::string f =
-        "AF_EXPORT void " + k_.name +
-        "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
-    f += "  (void)target;  // the device's UB and vector cores are this source's constants\n";
-    f += "  " + k_.name + "_TilingData* td = static_cast<" + k_.name +
-         "_TilingData*>(tiling_data);\n";
-    for (size_t i = 0; i < k_.size_symbols.size(); ++i) {
-      const std::string& var = k_.sym_var.at(k_.size_symbols[i]);
-      f += "  const int64_t " + var + " = symbols[" + num(i) + "];\n";
-      f += "  td->" + var + " = " + var + ";\n";
-    }
-    f += "  int64_t tile = 0, block = 0, block_dim = 0, key = " +
-         num(static_cast<size_t>(s.tiling_key)) + ";\n";
-    if (rows_in_ub(k_)) {  // whole rows: tile = the row; the rows split into blocks
-      a = g_.axis(k_.vec_parent).size;
-      b = g_.axis(k_.block_parent).size;
-    }
-    f += std::string(rows_in_ub(k_) ? "  af_ascendc_tiling_rows("
-                                    : "  af_ascendc_tiling_elementwise(") +
-         cpp_expr(k_, a) + ", " + cpp_expr(k_, b) + ", " +
-         num(static_cast<size_t>(bytes_per_element_)) + ", " +
-         num(static_cast<size_t>(ub_for_tiles())) + ", " +
-         num(static_cast<size_t>(t_.ascend.vector_cores)) + ", &tile, &block, &block_dim" +
-         (rows_in_ub(k_) ? ", &key" : "") + ");\n";
-    f += "  td->" + k_.sym_var.at(k_.tile_param) + " = tile;\n";
-    f += "  td->" + k_.sym_var.at(k_.block_param) + " = block;\n";
-    f += "  td->header.block_dim = block_dim;\n";
-    f += "  td->header.tiling_key = key;\n";
-    return f + "}\n";
-  }
 
   std::string args_signature() const {
     std::string s;

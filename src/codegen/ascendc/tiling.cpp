@@ -1,0 +1,51 @@
+// The host side of an Ascend C kernel (tiling.h).
+#include "codegen/ascendc/tiling.h"
+
+#include "codegen/ascendc/kernel_facts.h"
+
+namespace af::codegen {
+
+std::string tiling_data_struct(const KernelContext& k) {
+  std::string s = "struct " + k.name + "_TilingData {\n  af_tiling_header header;\n";
+  for (const auto& name : k.size_symbols)
+    s += "  int64_t " + k.sym_var.at(name) + ";  // size symbol " + name + "\n";
+  s += "  int64_t " + k.sym_var.at(k.tile_param) + ";  // elements per UB tile\n";
+  s += "  int64_t " + k.sym_var.at(k.block_param) + ";  // tiles per block\n";
+  return s + "};\n";
+}
+
+std::string tiling_function(const KernelContext& k, const schedule::Target& t,
+                            int64_t bytes_per_element, int64_t ub_for_tiles) {
+  const ascir::AscGraph& g = *k.g;
+  const ascir::ScheduleInfo& s = *g.schedule;
+  sym::Expr a = g.axis(k.vec_parent).size, b = 1;
+  if (k.block_parent != k.tile_outer)
+    for (int part : g.axis(k.block_parent).from)
+      if (part != k.tile_outer) b = b * g.axis(part).size;
+  std::string f = "AF_EXPORT void " + k.name +
+                  "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
+  f += "  (void)target;  // the device's UB and vector cores are this source's constants\n";
+  f += "  " + k.name + "_TilingData* td = static_cast<" + k.name + "_TilingData*>(tiling_data);\n";
+  for (size_t i = 0; i < k.size_symbols.size(); ++i) {
+    const std::string& var = k.sym_var.at(k.size_symbols[i]);
+    f += "  const int64_t " + var + " = symbols[" + std::to_string(i) + "];\n";
+    f += "  td->" + var + " = " + var + ";\n";
+  }
+  f += "  int64_t tile = 0, block = 0, block_dim = 0, key = " + std::to_string(s.tiling_key) + ";\n";
+  if (rows_in_ub(k)) {  // whole rows: tile = the row; the rows split into blocks
+    a = g.axis(k.vec_parent).size;
+    b = g.axis(k.block_parent).size;
+  }
+  f += std::string(rows_in_ub(k) ? "  af_ascendc_tiling_rows("
+                                 : "  af_ascendc_tiling_elementwise(") +
+       cpp_expr(k, a) + ", " + cpp_expr(k, b) + ", " + std::to_string(bytes_per_element) + ", " +
+       std::to_string(ub_for_tiles) + ", " + std::to_string(t.ascend.vector_cores) +
+       ", &tile, &block, &block_dim" + (rows_in_ub(k) ? ", &key" : "") + ");\n";
+  f += "  td->" + k.sym_var.at(k.tile_param) + " = tile;\n";
+  f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";
+  f += "  td->header.block_dim = block_dim;\n";
+  f += "  td->header.tiling_key = key;\n";
+  return f + "}\n";
+}
+
+}  // namespace af::codegen
