@@ -273,6 +273,10 @@ def no_fusion_reason(tr: Translation) -> str:
             f"{f'; {more} more' if more > 0 else ''})")
 
 
+# CompilerConfig.frontend's values: who captures and fuses the graph.
+FRONTENDS = ("autofuse", "inductor")
+
+
 def get_backend(config: Optional[CompilerConfig] = None) -> Callable:
     """A torch.compile backend with explicit options (TorchAir style)."""
     config = config or CompilerConfig()
@@ -280,6 +284,12 @@ def get_backend(config: Optional[CompilerConfig] = None) -> Callable:
     from . import _C
 
     _C.parse_sanitize(config.sanitize)  # so does a bad AUTOFUSE_SANITIZE
+    if config.frontend not in FRONTENDS:
+        raise ValueError(f"autofuse: unknown frontend {config.frontend!r}; valid: {', '.join(FRONTENDS)}")
+    if config.frontend == "inductor":
+        from .inductor import compile_graph as inductor_compile
+
+        return functools.partial(inductor_compile, config=config)
     return aot_autograd(
         fw_compiler=functools.partial(compile_graph, config=config, tag="fw", settings=settings),
         bw_compiler=functools.partial(compile_graph, config=config, tag="bw", settings=settings),

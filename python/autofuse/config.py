@@ -44,6 +44,10 @@ class CompilerConfig:
                                             emitter prints, built and run against ascendc_emu,
                                             which checks the device's rules (docs/ascendc.md);
                                             the rest stay C++.
+      frontend         AUTOFUSE_FRONTEND    who captures and fuses: "autofuse" (the default: FX ->
+                                            Graph IR -> autofuse's fusion) or "inductor" (Inductor's
+                                            lowering and fusion groups, each group compiled by
+                                            autofuse from AscIR on: autofuse/inductor/).
       sanitize         AUTOFUSE_SANITIZE    "address,undefined" (or one of them): kernels built
                                             with those sanitizers (make sanitize); address needs
                                             the ASan runtime preloaded, or graphs run eagerly
@@ -86,6 +90,7 @@ class CompilerConfig:
     isa: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_ISA"))
     sanitize: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_SANITIZE"))
     target: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_TARGET"))
+    frontend: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_FRONTEND") or "autofuse")
     autofuse_flags: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_FLAGS"))
     enable_autofuse: Optional[bool] = None
     enable_passes: Optional[Union[str, Sequence[str]]] = None

@@ -244,10 +244,10 @@ std::shared_ptr<af::runtime::TuningTable> tuning_table(const std::string& path) 
 /// Parses and compiles Graph IR text; `log` (a callable or None) receives the pipeline's lines;
 /// `isa` ("" = the host's best) picks the kernels' vector ISA, one the host runs; `sanitize`
 /// ("address,undefined") instruments the kernels.
-Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
-                 const std::string& cxx, bool enable_fusion, nb::handle log,
-                 const std::string& flags, const std::string& tuning_file, const std::string& isa,
-                 const std::string& sanitize, const std::string& target) {
+/// The options compile() and compile_ascir() share, from their keyword arguments.
+af::CompileOptions compile_options(const std::string& dump_dir, const std::string& cache_dir,
+                                   const std::string& cxx, nb::handle log, const std::string& isa,
+                                   const std::string& sanitize, const std::string& target) {
   af::CompileOptions opts;
   if (!target.empty()) opts.target.kind = af::schedule::parse_target_kind(target);
   opts.sanitize = af::jit::Sanitizers::parse(sanitize);
@@ -261,8 +261,6 @@ Program* compile(const std::string& text, const std::string& dump_dir, const std
   opts.dump_dir = dump_dir;
   opts.cache_dir = cache_dir;
   opts.cxx = cxx;
-  opts.enable_fusion = enable_fusion;
-  opts.fusion = af::parse_flags(flags);
   if (log.is_valid() && !log.is_none()) {
     // The callable outlives compile() (the caller holds it); call it with the GIL held.
     opts.log = [log](const std::string& line) {
@@ -274,18 +272,61 @@ Program* compile(const std::string& text, const std::string& dump_dir, const std
       }
     };
   }
+  return opts;
+}
+
+/// A Program for `prog`, compiled with `opts`, launching with the measured tilings of
+/// `tuning_file` when one is given.
+Program* make_program(af::CompiledProgram prog, const af::CompileOptions& opts,
+                      const std::string& tuning_file) {
   auto program = std::make_unique<Program>();
   program->target = opts.target;
-  if (!tuning_file.empty()) program->tuning = tuning_table(tuning_file);
+  program->prog = std::move(prog);
+  if (!tuning_file.empty()) {
+    program->tuning = tuning_table(tuning_file);
+    for (size_t i = 0; i < program->prog.kernels.size(); ++i)
+      program->tuned.push_back(std::make_shared<af::runtime::KernelTuningCache>());
+  }
+  return program.release();
+}
+
+Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
+                 const std::string& cxx, bool enable_fusion, nb::handle log,
+                 const std::string& flags, const std::string& tuning_file, const std::string& isa,
+                 const std::string& sanitize, const std::string& target) {
+  af::CompileOptions opts = compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target);
+  opts.enable_fusion = enable_fusion;
+  opts.fusion = af::parse_flags(flags);
+  af::CompiledProgram prog;
   {
     nb::gil_scoped_release release;
     af::graph::Graph g = af::graph::parse_graph(text);
-    program->prog = af::compile(g, opts);
+    prog = af::compile(g, opts);
   }
-  if (program->tuning)
-    for (size_t i = 0; i < program->prog.kernels.size(); ++i)
-      program->tuned.push_back(std::make_shared<af::runtime::KernelTuningCache>());
-  return program.release();
+  return make_program(std::move(prog), opts, tuning_file);
+}
+
+Program* compile_ascir(const std::string& text, const std::string& name,
+                       const std::string& dump_dir, const std::string& cache_dir,
+                       const std::string& cxx, nb::handle log, const std::string& tuning_file,
+                       const std::string& isa, const std::string& sanitize,
+                       const std::string& target) {
+  af::CompileOptions opts = compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target);
+  af::CompiledProgram prog;
+  {
+    nb::gil_scoped_release release;
+    prog = af::compile_ascir(text, opts, name);
+  }
+  return make_program(std::move(prog), opts, tuning_file);
+}
+
+/// The Ascend C or C++ source compile_ascir() would build for `text`, without compiling it:
+/// raises CompileError where the AscIR, its schedule or its codegen fails.
+std::string ascir_source(const std::string& text, const std::string& isa,
+                         const std::string& target) {
+  af::CompileOptions opts = compile_options("", "", "g++", nb::none(), isa, "", target);
+  nb::gil_scoped_release release;
+  return af::compile_ascir(text, opts, "ascir", af::Stage::Codegen).source;
 }
 
 /// AUTOFUSE_FLAGS `text` applied on top of `base` (flags text, "" = defaults) as a dict of the
@@ -561,6 +602,18 @@ NB_MODULE(_C, m) {
         "(\"address,undefined\") builds them with those sanitizers; `target` (cpu, ascendc; \"\" = "
         "cpu) what they become. Raises CompileError, "
         "ToolchainError or FlagError.");
+  m.def("compile_ascir", &compile_ascir, nb::arg("ascir_text"), nb::arg("name") = "ascir",
+        nb::arg("dump_dir") = "", nb::arg("cache_dir") = "", nb::arg("cxx") = "g++",
+        nb::arg("log") = nb::none(), nb::arg("tuning_file") = "", nb::arg("isa") = "",
+        nb::arg("sanitize") = "", nb::arg("target") = "", nb::rv_policy::take_ownership,
+        "Compiles unscheduled AscIR text (one or more `ascgraph`s, fused elsewhere: the "
+        "Inductor frontend) from Schedule on: a Program with a kernel per ascgraph, in text "
+        "order. Options as compile(). Raises CompileError or "
+        "ToolchainError.");
+  m.def("ascir_source", &ascir_source, nb::arg("ascir_text"), nb::arg("isa") = "",
+        nb::arg("target") = "",
+        "The source compile_ascir() would build for the AscIR text (verify, schedule, codegen; "
+        "no C++ compile). Raises CompileError.");
   m.def(
       "parse_sanitize",
       [](const std::string& text) { return af::jit::Sanitizers::parse(text).to_string(); },

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "ascir/parser.h"
 #include "ascir/verifier.h"
 #include "codegen/ascendc/emitter.h"
 #include "codegen/cpu/emitter.h"
@@ -58,6 +59,55 @@ std::vector<int> positions(const std::vector<int>& values, const std::vector<int
   for (int v : values)
     out.push_back(static_cast<int>(std::find(all.begin(), all.end(), v) - all.begin()));
   return out;
+}
+
+/// The JIT stage: compiles `src` (or fetches it from the disk cache), loads it and fills
+/// prog.module and prog.kernels (one handle per kernel of `src`, in its order).
+void load_kernels(CompiledProgram& prog, const codegen::EmittedSource& src,
+                  const CompileOptions& opts, const std::string& name) {
+  jit::CompileRequest req;
+  req.source = prog.source;
+  req.cxx = opts.cxx;
+  req.flags = codegen::cpu_compile_flags(opts.target);
+  req.sanitize = opts.sanitize;
+  req.include_dirs = {jit::runtime_include_dir()};
+  if (opts.target.kind == schedule::TargetKind::AscendC) {
+    for (const auto& f : codegen::ascendc_compile_flags(opts.target))
+      if (std::find(req.flags.begin(), req.flags.end(), f) == req.flags.end())
+        req.flags.push_back(f);
+    req.include_dirs.push_back(jit::runtime_include_dir() + "/ascendc_emu");
+  }
+  req.libs = codegen::cpu_link_libs(opts.target);
+  req.cache_dir = opts.cache_dir;
+  req.tag = name;
+  req.log = opts.log;
+  prog.module = jit::compile_and_load(req, &prog.stats);
+  for (const auto& k : src.kernels) {
+    KernelHandle h;
+    h.name = k.name;
+    h.symbols = k.symbols;
+    h.num_inputs = k.num_inputs;
+    h.num_outputs = k.num_outputs;
+    h.key = jit::Hasher128().field(prog.source).field(k.name).digest().hex();
+    h.tiling_fn = prog.module->symbol(k.name + "_tiling");
+    h.kernel_fn = prog.module->symbol(k.name + "_kernel");
+    h.target = k.target;
+    if (k.target == schedule::TargetKind::AscendC)
+      h.violations_fn = prog.module->symbol("af_ascendc_take_violations");
+    prog.kernels.push_back(std::move(h));
+  }
+}
+
+/// Logs the compile of graph `name` begun at `start` and adds its counters to the process's.
+void finish(const CompiledProgram& prog, const CompileOptions& opts, const std::string& name,
+            std::chrono::steady_clock::time_point start) {
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log(opts, "compiled graph " + name + ": " + std::to_string(prog.kernels.size()) +
+                " kernel(s) in " + std::to_string(seconds) + " s");
+  std::lock_guard<std::mutex> lock(g_stats_mutex);
+  g_stats.cxx_compiles += prog.stats.cxx_compiles;
+  g_stats.cache_hits += prog.stats.cache_hits;
+  g_stats.compile_seconds += prog.stats.compile_seconds;
 }
 
 }  // namespace
@@ -132,45 +182,38 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   if (last == Stage::Codegen || kernels.empty()) return prog;
 
   // Compile (or fetch from the disk cache) and load.
-  jit::CompileRequest req;
-  req.source = prog.source;
-  req.cxx = opts.cxx;
-  req.flags = codegen::cpu_compile_flags(opts.target);
-  req.sanitize = opts.sanitize;
-  req.include_dirs = {jit::runtime_include_dir()};
-  if (opts.target.kind == schedule::TargetKind::AscendC) {
-    for (const auto& f : codegen::ascendc_compile_flags(opts.target))
-      if (std::find(req.flags.begin(), req.flags.end(), f) == req.flags.end())
-        req.flags.push_back(f);
-    req.include_dirs.push_back(jit::runtime_include_dir() + "/ascendc_emu");
-  }
-  req.libs = codegen::cpu_link_libs(opts.target);
-  req.cache_dir = opts.cache_dir;
-  req.tag = name;
-  req.log = opts.log;
-  prog.module = jit::compile_and_load(req, &prog.stats);
-  for (const auto& k : src.kernels) {
-    KernelHandle h;
-    h.name = k.name;
-    h.symbols = k.symbols;
-    h.num_inputs = k.num_inputs;
-    h.num_outputs = k.num_outputs;
-    h.key = jit::Hasher128().field(prog.source).field(k.name).digest().hex();
-    h.tiling_fn = prog.module->symbol(k.name + "_tiling");
-    h.kernel_fn = prog.module->symbol(k.name + "_kernel");
-    h.target = k.target;
-    if (k.target == schedule::TargetKind::AscendC)
-      h.violations_fn = prog.module->symbol("af_ascendc_take_violations");
-    prog.kernels.push_back(std::move(h));
-  }
+  load_kernels(prog, src, opts, name);
+  finish(prog, opts, name, start);
+  return prog;
+}
 
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  log(opts, "compiled graph " + name + ": " + std::to_string(prog.kernels.size()) +
-                " kernel(s) in " + std::to_string(seconds) + " s");
-  std::lock_guard<std::mutex> lock(g_stats_mutex);
-  g_stats.cxx_compiles += prog.stats.cxx_compiles;
-  g_stats.cache_hits += prog.stats.cache_hits;
-  g_stats.compile_seconds += prog.stats.compile_seconds;
+CompiledProgram compile_ascir(const std::string& text, const CompileOptions& opts,
+                              const std::string& name, Stage last) {
+  auto start = std::chrono::steady_clock::now();
+  CompiledProgram prog;
+  dump(opts, name, "ascir", text);
+  for (ascir::AscGraph& g : ascir::parse_asc_graphs(text)) {
+    ascir::verify(g);
+    fusion::FusedNode n;
+    n.kind = fusion::FusedNode::Kind::Kernel;
+    n.name = g.name;
+    n.kernel = std::move(g);
+    prog.fused.nodes.push_back(std::move(n));
+  }
+  if (last == Stage::Verify || last == Stage::Lower || last == Stage::Fuse) return prog;
+
+  schedule_kernels(prog.fused, opts.target);
+  dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
+  if (last == Stage::Schedule) return prog;
+
+  std::vector<codegen::KernelUnit> kernels = kernel_units(prog.fused);
+  codegen::EmittedSource src = program_source(kernels, opts, name);
+  prog.source = src.code;
+  dump(opts, name, "cpp", prog.source);
+  if (last == Stage::Codegen || kernels.empty()) return prog;
+
+  load_kernels(prog, src, opts, name);
+  finish(prog, opts, name, start);
   return prog;
 }
 

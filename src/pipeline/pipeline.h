@@ -67,6 +67,13 @@ enum class Stage { Verify, Lower, Fuse, Schedule, Codegen, Jit };
 /// ToolchainError (compiler/cache failure); the frontend turns both into an eager fallback.
 CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage last = Stage::Jit);
 
+/// The pipeline from Schedule on, for kernels whose fusion was decided elsewhere (the Inductor
+/// frontend's fusion groups): parses `text` (one or more unscheduled `ascgraph`s), verifies,
+/// schedules, prints and loads them as one program named `name`, a kernel per ascgraph in text
+/// order. Throws CompileError or ToolchainError as compile() does.
+CompiledProgram compile_ascir(const std::string& text, const CompileOptions& opts,
+                              const std::string& name, Stage last = Stage::Jit);
+
 /// The Schedule stage: verifies and schedules every loop nest of `fused` (each segment of a
 /// concat kernel on its own) for target `t`.
 void schedule_kernels(fusion::FusedGraph& fused, const schedule::Target& t);

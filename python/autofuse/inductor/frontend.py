@@ -1,0 +1,108 @@
+"""The Inductor frontend (roadmap 2): Inductor captures, decomposes, lowers and fuses; autofuse
+compiles each fusion group from AscIR on (scheduling.py).
+
+    torch.compile(model, backend="autofuse", options={"frontend": "inductor"})
+
+`compile_graph` runs Inductor's compile_fx on a Dynamo graph with `AutofuseScheduling` as the
+CPU Scheduling only while Inductor compiles this graph (`_registered`), with Inductor's FX graph
+and AOTAutograd caches off (a cached module from a plain Inductor compile must not stand in for
+ours, nor ours for it). Every other compile in the process keeps Inductor's own C++ backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import threading
+from typing import Any, Callable, Dict, Iterator, List
+
+import torch
+
+from ..config import CompilerConfig
+from ..log import logger
+from . import runtime
+from .scheduling import GroupRecord, Session, make_scheduling
+from .torch_internals import codegen_common, compile_fx, compile_fx_inner, functorch_config, inductor_config
+
+_registration_lock = threading.RLock()
+_counter = itertools.count()
+
+
+@dataclasses.dataclass
+class InductorGraphRecord:
+    """One graph Inductor compiled for autofuse: its fusion groups and what became of each."""
+
+    name: str
+    groups: List[GroupRecord]
+    fallback: str = ""  # why the graph's AscIR kernels were dropped ("" when they run)
+
+    @property
+    def kernels(self) -> List[GroupRecord]:
+        return [g for g in self.groups if g.kernel]
+
+
+_records: List[InductorGraphRecord] = []
+
+
+def compiled_graphs() -> List[InductorGraphRecord]:
+    """The graphs this frontend compiled in this process, oldest first (the last 256)."""
+    return list(_records)
+
+
+def reset_records() -> None:
+    _records.clear()
+
+
+def _options(config: CompilerConfig) -> Dict[str, str]:
+    return {"cache_dir": config.cache_dir, "cxx": config.cxx, "isa": config.isa,
+            "sanitize": config.sanitize, "target": config.target, "tuning_file": config.tuning_file()}
+
+
+@contextlib.contextmanager
+def _registered(session: Session) -> Iterator[None]:
+    """AutofuseScheduling as the CPU Scheduling for the duration of the block, then Inductor's
+    registration exactly as it was."""
+    with _registration_lock:
+        codegen_common.init_backend_registration()
+        before = codegen_common.device_codegens["cpu"]
+        codegen_common.device_codegens["cpu"] = dataclasses.replace(before, scheduling=make_scheduling(session))
+        try:
+            yield
+        finally:
+            codegen_common.device_codegens["cpu"] = before
+
+
+def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: CompilerConfig) -> Callable:
+    """Compiles a Dynamo graph through Inductor with autofuse's kernels for its fusion groups."""
+    from .. import _C
+
+    def check_source(text: str) -> str:
+        return _C.ascir_source(text, isa=config.isa, target=config.target)
+
+    def inner(gm: torch.fx.GraphModule, example_inputs: List[Any], **kwargs: Any) -> Any:
+        name = f"i{next(_counter)}"
+        session = Session(_options(config), check_source)
+        with _registered(session), inductor_config.patch(fx_graph_cache=False):
+            compiled = compile_fx_inner(gm, example_inputs, **kwargs)
+        rec = InductorGraphRecord(name, session.groups)
+        if len(_records) >= 256:
+            del _records[0]
+        _records.append(rec)
+        if not rec.kernels:
+            return compiled
+        try:
+            runtime.compile_pending(name)
+        except (_C.CompileError, _C.ToolchainError) as e:
+            if not config.fallback_on_error:
+                raise
+            runtime.discard_pending()
+            rec.fallback = f"{type(e).__name__}: {e}"
+            logger.warning("autofuse: graph %s runs on Inductor's own kernels: %s", name, e)
+            return compile_fx_inner(gm, example_inputs, **kwargs)
+        logger.info("autofuse: Inductor graph %s: %d of %d fusion groups are AscIR kernels",
+                    name, len(rec.kernels), len(rec.groups))
+        return compiled
+
+    with functorch_config.patch(enable_autograd_cache=False):
+        return compile_fx(gm, example_inputs, inner_compile=inner)

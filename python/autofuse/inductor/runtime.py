@@ -1,0 +1,89 @@
+"""The Inductor frontend's kernels at run time: what Inductor's generated wrapper calls.
+
+Each AscIR kernel the frontend accepted is an `AscKernel` in the wrapper's header (its AscIR
+text and compile options) and one `run` line per call site. The kernels of one Inductor graph
+are compiled together, as one translation unit (`KernelBatch.compile`), when the graph's
+compile finishes; a kernel made without a batch (a reloaded wrapper) compiles on its first call.
+Compiling goes through autofuse's JIT cache: the same text compiles once per machine.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Dict, List, Optional, Sequence
+
+import torch
+
+_lock = threading.Lock()
+_pending: List["AscKernel"] = []  # kernels created but not compiled yet, oldest first
+
+
+class AscKernel:
+    """One AscIR kernel called from an Inductor wrapper: run(inputs, outputs, sizes), `sizes`
+    the values of the size symbols named `symbols` (the kernel takes the ones it uses, in its
+    own order: `take`)."""
+
+    def __init__(self, text: str, options: str, symbols: Sequence[str] = ()):
+        self.text = text
+        self.options = json.loads(options)
+        self.symbols = list(symbols)
+        self.program: Any = None
+        self.index = 0
+        self.take: Optional[List[int]] = None  # positions in `sizes` of the kernel's symbols
+        with _lock:
+            _pending.append(self)
+
+    def run(self, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor], sizes: Sequence[int]) -> None:
+        """Launches the kernel on the tensors' data (inputs, then outputs) with the values of
+        its size symbols, in `symbols` order."""
+        if self.program is None:
+            compile_pending()
+        ptrs = [t.data_ptr() for t in inputs]
+        ptrs += [t.data_ptr() for t in outputs]
+        if self.take is not None:
+            sizes = [sizes[i] for i in self.take]
+        self.program.launch(self.index, ptrs, sizes, torch.get_num_threads())
+
+    def _loaded(self, program: Any, index: int) -> None:
+        wanted = program.kernel_symbols(index)
+        missing = [s for s in wanted if s not in self.symbols]
+        if missing:
+            raise RuntimeError(f"autofuse: kernel needs size symbols {missing} its call does not pass")
+        take = [self.symbols.index(s) for s in wanted]
+        self.take = None if take == list(range(len(self.symbols))) else take
+        self.program, self.index = program, index
+
+
+def compile_pending(name: str = "inductor") -> int:
+    """Compiles every kernel created and not yet compiled, grouped by compile options, one
+    translation unit per group; returns how many. Raises CompileError / ToolchainError."""
+    from .. import _C
+
+    with _lock:
+        batch = list(_pending)
+        _pending.clear()
+    groups: Dict[str, List[AscKernel]] = {}
+    for k in batch:
+        groups.setdefault(json.dumps(k.options, sort_keys=True), []).append(k)
+    try:
+        for kernels in groups.values():
+            opts = kernels[0].options
+            program = _C.compile_ascir("".join(k.text for k in kernels), name=name, **opts)
+            for i, k in enumerate(kernels):
+                k._loaded(program, i)
+    except Exception:
+        with _lock:  # let a later call try again (and fail the same way, loudly)
+            _pending[:0] = [k for k in batch if k.program is None]
+        raise
+    return len(batch)
+
+
+def discard_pending(kernels: Optional[Sequence[AscKernel]] = None) -> None:
+    """Forgets pending kernels (all, or `kernels`): a graph that fell back never runs them."""
+    with _lock:
+        if kernels is None:
+            _pending.clear()
+        else:
+            keep = [k for k in _pending if all(k is not d for d in kernels)]
+            _pending[:] = keep

@@ -1,0 +1,162 @@
+"""AutofuseScheduling: Inductor's CPU Scheduling with each fusion group traced into AscIR.
+
+Inductor's own CppScheduling decides fusion (can_fuse_*, group_fn, loop ordering: inherited
+unchanged). At codegen, each group (a SchedulerNode or a fused group of them) is traced into
+an AscIR kernel (trace.py) and checked through autofuse's Schedule and Codegen; if both succeed
+the group's buffers are allocated and the wrapper calls the AscIR kernel (runtime.py), else
+CppScheduling generates the group as usual and the reason is recorded. Nothing touches the
+scheduler before a group is accepted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+from typing import Any, Dict, List, Optional
+
+from .torch_internals import CppScheduling, V
+from .trace import TracedGroup, trace_group
+from .unsupported import Unsupported
+
+_ids = itertools.count()
+
+
+@dataclasses.dataclass
+class GroupRecord:
+    """One Inductor fusion group: whether it became an AscIR kernel, and why not."""
+
+    name: str                 # the AscIR kernel's name ("afi3"), or Inductor's group name
+    nodes: List[str]          # Inductor's scheduler node names
+    origins: List[str]        # the ATen ops the group computes
+    kind: str                 # "pointwise" or "reduction"
+    kernel: bool              # became an AscIR kernel
+    reason: str = ""          # why it stayed with Inductor
+    ascir: str = ""
+    inputs: List[str] = dataclasses.field(default_factory=list)
+    outputs: List[str] = dataclasses.field(default_factory=list)
+    bytes_moved: Optional[int] = None  # read + written at the size hints
+    source: str = ""          # the generated kernel source (C++ or Ascend C)
+
+
+class Session:
+    """What one Inductor graph compile needs from autofuse: options and the group records."""
+
+    def __init__(self, options: Dict[str, str], check_source):
+        self.options = options          # compile_ascir keyword arguments (json-able)
+        self.check_source = check_source  # ascir text -> generated source; raises CompileError
+        self.groups: List[GroupRecord] = []
+
+
+def _origins(nodes) -> List[str]:
+    out: List[str] = []
+    for n in nodes:
+        for o in sorted(getattr(n.node, "origins", ()) or (), key=lambda o: o.name):
+            t = str(getattr(o, "target", o.name))
+            if t not in out:
+                out.append(t)
+    return out
+
+
+def _reason(e: Exception) -> str:
+    return str(e) if isinstance(e, Unsupported) else f"{type(e).__name__}: {e}"
+
+
+def _bytes_moved(group: TracedGroup, names: List[str]) -> Optional[int]:
+    try:
+        total = 0
+        for name in names:
+            buf = V.graph.get_buffer(name) if name not in V.graph.graph_inputs else V.graph.graph_inputs[name]
+            size = V.graph.sizevars.size_hint(buf.get_numel(), fallback=None)
+            if size is None:
+                return None
+            total += int(size) * buf.get_dtype().itemsize
+        return total
+    except Exception:  # a layout without a size: traffic unknown
+        return None
+
+
+def make_scheduling(session: Session) -> type:
+    """The Scheduling class Inductor instantiates per graph, bound to `session`."""
+
+    class AutofuseScheduling(CppScheduling):
+        def codegen_node(self, node) -> None:
+            """The group as one AscIR kernel; failing that, node by node: each node that traces
+            alone is an AscIR kernel, each other one Inductor's C++ (its reason recorded)."""
+            nodes = node.get_nodes()
+            rec = self._record(node, nodes)
+            try:
+                group, removed = self._trace(nodes, rec)
+            except Exception as e:  # Unsupported, or a tracer bug: nothing was touched yet
+                rec.reason = _reason(e)
+                if len(nodes) == 1:
+                    return super().codegen_node(node)
+                session.groups.pop()
+                for n in nodes:
+                    sub = self._record(n, [n])
+                    try:
+                        group, removed = self._trace([n], sub)
+                    except Exception as e:
+                        sub.reason = _reason(e)
+                        super().codegen_node(n)
+                        continue
+                    self._emit(sub, group, [n], removed)
+                return None
+            self._emit(rec, group, nodes, removed)
+
+        def _record(self, node, nodes) -> GroupRecord:
+            kind = "reduction" if any(n.is_reduction() for n in nodes) else "pointwise"
+            rec = GroupRecord(name=node.get_name(), nodes=[n.get_name() for n in nodes],
+                              origins=_origins(nodes), kind=kind, kernel=False)
+            session.groups.append(rec)
+            return rec
+
+        def _trace(self, nodes, rec: GroupRecord):
+            if any(n.is_template() or n.is_extern() for n in nodes):
+                raise Unsupported("a template or extern kernel")
+            scheduler = V.graph.scheduler
+            names = {n.get_name() for n in nodes}
+            written = [b.get_name() for n in nodes for b in n.get_outputs()]
+            keep = {b for b in written if not scheduler.can_buffer_be_removed_through_fusion(b, names)
+                    or b in V.graph.get_output_names()}
+            rec.name = f"afi{next(_ids)}"
+            group = trace_group(rec.name, nodes, keep)
+            from .. import _C
+
+            try:
+                rec.source = session.check_source(group.text)
+            except _C.CompileError as e:
+                raise Unsupported(f"autofuse cannot compile its AscIR: {str(e).splitlines()[0]}")
+            rec.ascir = group.text
+            return group, [b for b in written if b not in keep]
+
+        def _emit(self, rec: GroupRecord, group: TracedGroup, nodes, removed: List[str]) -> None:
+            self.flush()  # the C++ kernels Inductor grouped before this one run first
+            for n in nodes:
+                n.mark_run()
+            for b in removed:
+                V.graph.removed_buffers.add(b)
+            real = V.graph.scheduler.mutation_real_name
+            ins = [real.get(b, b) for b in group.inputs]
+            outs = [real.get(b, b) for b in group.outputs]
+            symbols = group.symbols
+            wrapper = V.graph.wrapper_code
+            wrapper.add_import_once("from autofuse.inductor.runtime import AscKernel")
+            body = f"AscKernel(r'''\n{group.text}''', {json.dumps(session.options)!r}, {symbols!r})"
+            wrapper.define_kernel(rec.name, body, gpu=False)
+            sizes = ", ".join(wrapper.codegen_python_sizevar(_sym(s)) for s in symbols)
+            wrapper.writeline(f"{rec.name}.run(({''.join(a + ', ' for a in ins)}), "
+                              f"({''.join(a + ', ' for a in outs)}), ({sizes}{',' if symbols else ''}))")
+            rec.kernel = True
+            rec.inputs, rec.outputs = ins, outs
+            rec.bytes_moved = _bytes_moved(group, list(dict.fromkeys(ins + outs)))
+            # Buffers whose last use this was are freed at the scheduler's next flush, as after
+            # Inductor's own C++ kernels (freeing here would free what a group's later node reads).
+
+    return AutofuseScheduling
+
+
+def _sym(name: str):
+    import sympy
+
+    return sympy.Symbol(name, integer=True, positive=True)
