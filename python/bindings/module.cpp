@@ -320,13 +320,20 @@ Program* compile_ascir(const std::string& text, const std::string& name,
   return make_program(std::move(prog), opts, tuning_file);
 }
 
-/// The Ascend C or C++ source compile_ascir() would build for `text`, without compiling it:
-/// raises CompileError where the AscIR, its schedule or its codegen fails.
-std::string ascir_source(const std::string& text, const std::string& isa,
-                         const std::string& target) {
+/// (source, target per kernel): what compile_ascir() would build for `text`, without compiling
+/// it; raises CompileError where the AscIR, its schedule or its codegen fails.
+std::pair<std::string, std::vector<std::string>> ascir_source(const std::string& text,
+                                                              const std::string& isa,
+                                                              const std::string& target) {
   af::CompileOptions opts = compile_options("", "", "g++", nb::none(), isa, "", target);
   nb::gil_scoped_release release;
-  return af::compile_ascir(text, opts, "ascir", af::Stage::Codegen).source;
+  af::CompiledProgram prog = af::compile_ascir(text, opts, "ascir", af::Stage::Schedule);
+  af::codegen::EmittedSource src =
+      af::program_source(af::kernel_units(prog.fused), opts, "ascir");
+  std::vector<std::string> targets;
+  for (const auto& k : src.kernels)
+    targets.emplace_back(af::schedule::target_kind_name(k.target));
+  return {src.code, targets};
 }
 
 /// AUTOFUSE_FLAGS `text` applied on top of `base` (flags text, "" = defaults) as a dict of the
@@ -612,8 +619,9 @@ NB_MODULE(_C, m) {
         "ToolchainError.");
   m.def("ascir_source", &ascir_source, nb::arg("ascir_text"), nb::arg("isa") = "",
         nb::arg("target") = "",
-        "The source compile_ascir() would build for the AscIR text (verify, schedule, codegen; "
-        "no C++ compile). Raises CompileError.");
+        "(source, target per kernel: \"cpu\" or \"ascendc\"): what compile_ascir() would "
+        "build for the AscIR text (verify, schedule, codegen; no C++ compile). Raises "
+        "CompileError.");
   m.def(
       "parse_sanitize",
       [](const std::string& text) { return af::jit::Sanitizers::parse(text).to_string(); },

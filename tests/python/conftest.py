@@ -4,8 +4,9 @@ The JIT cache goes to a temporary directory per test session (AUTOFUSE_CACHE_DIR
 any CompilerConfig is made), and Dynamo's caches are reset around every test.
 AUTOFUSE_TEST_EXTENSION names another build of the extension (`make sanitize`'s, built with the
 sanitizers) to test in place of the installed one. A module's ASCENDC_QUICK (substrings of test
-ids) keeps only those of its ascendc-target cases in `make test`; `make fuzz` sets
-AUTOFUSE_ASCENDC_FULL and runs them all.
+ids) keeps only those of its ascendc-target cases in `make test`, its INDUCTOR_QUICK those of its
+Inductor-frontend cases; `make fuzz` sets AUTOFUSE_ASCENDC_FULL and AUTOFUSE_INDUCTOR_FULL and
+runs them all. The `frontend` fixture runs a test for both frontends.
 """
 
 import importlib.util
@@ -30,23 +31,41 @@ os.environ.pop("AUTOFUSE_DUMP", None)
 import torch  # noqa: E402
 
 import autofuse  # noqa: E402
+import autofuse.inductor  # noqa: E402
 
 # Like torch's loggers, "autofuse" does not propagate (log.py); pytest's caplog listens at the
 # root logger.
 logging.getLogger("autofuse").propagate = True
 
 
+# (id word, the module attribute listing its quick cases, the variable that runs them all)
+_QUICK_SLICES = [("ascendc", "ASCENDC_QUICK", "AUTOFUSE_ASCENDC_FULL"),
+                 ("inductor", "INDUCTOR_QUICK", "AUTOFUSE_INDUCTOR_FULL")]
+
+
+def _quick(item):
+    """Whether `make test` runs `item`: per slice whose word its id holds, one of the module's
+    quick substrings (unless that slice runs in full)."""
+    for word, attr, full in _QUICK_SLICES:
+        quick = getattr(item.module, attr, None)
+        if quick is None or os.environ.get(full) or word not in item.name:
+            continue
+        if not any(q in item.name for q in quick):
+            return False
+    return True
+
+
+@pytest.fixture(params=["autofuse", "inductor"])
+def frontend(request, monkeypatch):
+    """Runs a test for each frontend (AUTOFUSE_FRONTEND): autofuse's own and Inductor's."""
+    monkeypatch.setenv("AUTOFUSE_FRONTEND", request.param)
+    return request.param
+
+
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get("AUTOFUSE_ASCENDC_FULL"):
-        return
     keep, drop = [], []
     for item in items:
-        quick = getattr(item.module, "ASCENDC_QUICK", None)
-        on_ascendc = "ascendc" in item.name
-        if quick is None or not on_ascendc or any(q in item.name for q in quick):
-            keep.append(item)
-        else:
-            drop.append(item)
+        (keep if _quick(item) else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -60,6 +79,7 @@ def pytest_sessionfinish(session, exitstatus):
 def _fresh_dynamo():
     torch._dynamo.reset()
     autofuse.reset_records()
+    autofuse.inductor.reset_records()
     torch.manual_seed(0)
     yield
     torch._dynamo.reset()

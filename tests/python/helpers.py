@@ -12,6 +12,46 @@ def compile_fn(fn, config=None, **kwargs):
     return torch.compile(fn, backend=backend, dynamic=False, **kwargs)
 
 
+def only_inductor_record():
+    """The one graph the Inductor frontend compiled since the test began."""
+    from autofuse.inductor import compiled_graphs
+
+    recs = compiled_graphs()
+    assert len(recs) == 1, [(r.name, r.fallback) for r in recs]
+    return recs[0]
+
+
+def check_inductor_kernels(n, target=None):
+    """The one Inductor graph of the test became `n` AscIR kernels and nothing else (every
+    fusion group one; none left to Inductor's C++), printed for `target` when given; returns
+    its record."""
+    rec = only_inductor_record()
+    assert rec.fallback == ""
+    assert [(g.kernel, g.reason) for g in rec.groups] == [(True, "")] * n, rec.groups
+    if target is not None:
+        assert [g.target for g in rec.groups] == [target] * n
+    return rec
+
+
+def check_inductor_groups():
+    """Through the Inductor frontend: the test's one graph compiled, every fusion group an
+    AscIR kernel (none left to Inductor's C++) printed for AUTOFUSE_TARGET (cpu by default)."""
+    import os
+
+    rec = only_inductor_record()
+    assert rec.fallback == ""
+    assert rec.groups and all(g.kernel for g in rec.groups), [(g.nodes, g.reason) for g in rec.groups]
+    assert {g.target for g in rec.groups} == {os.environ.get("AUTOFUSE_TARGET") or "cpu"}
+    return rec
+
+
+def inductor_frontend():
+    """Whether the test runs through the Inductor frontend (the `frontend` fixture)."""
+    import os
+
+    return os.environ.get("AUTOFUSE_FRONTEND") == "inductor"
+
+
 def kernel_targets(rec):
     """What each kernel of a record's program was printed as: "cpu" or "ascendc"."""
     return [rec.program.kernel_target(k) for k in range(rec.program.num_kernels())]

@@ -1,6 +1,7 @@
 """The issue's acceptance: two elementwise chains, each one kernel, equal to eager; on the cpu
 target and on the ascendc target (AUTOFUSE_TARGET: the kernel in Ascend C, run against
-ascendc_emu, unless its layout has no Ascend C mapping)."""
+ascendc_emu, unless its layout has no Ascend C mapping); through autofuse's frontend and through
+Inductor's (the `frontend` fixture: Inductor's fusion group, one AscIR kernel)."""
 
 import os
 
@@ -8,7 +9,10 @@ import pytest
 import torch
 
 from autofuse.backend import fused_op_count
-from helpers import compile_fn, kernel_steps, kernel_targets, only_record, reference_in_float
+from helpers import (check_inductor_kernels, compile_fn, kernel_steps, kernel_targets, only_record,
+                     reference_in_float)
+
+pytestmark = pytest.mark.usefixtures("frontend")
 
 
 @pytest.fixture(autouse=True, params=["cpu", "ascendc"])
@@ -18,8 +22,13 @@ def target(request, monkeypatch):
 
 SHAPES = [(1,), (7,), (1024,), (3, 1000), (64, 4096), (2, 3, 5, 7)]
 # The ascendc cases `make test` runs (conftest.py; `make fuzz` runs them all).
-ASCENDC_QUICK = ["ascendc-7-", "ascendc-2x3x5x7-", "transposed_input[ascendc-3x1000-",
-                 "ascendc-torch.bfloat16-", "python_scalar"]
+ASCENDC_QUICK = ["ascendc-autofuse-7-", "ascendc-autofuse-2x3x5x7-",
+                 "transposed_input[ascendc-autofuse-3x1000-", "ascendc-autofuse-torch.bfloat16-",
+                 "python_scalar_operands[ascendc-autofuse", "ascendc-inductor-3x1000-"]
+# The Inductor-frontend cases `make test` runs.
+INDUCTOR_QUICK = ["cpu-inductor-7-", "cpu-inductor-2x3x5x7-", "ascendc-inductor-3x1000-",
+                  "transposed_input[cpu-inductor-3x1000-", "cpu-inductor-torch.bfloat16-",
+                  "python_scalar_operands[cpu-inductor"]
 
 
 def sigmoid_scale_bias(x, scale, bias):
@@ -42,6 +51,8 @@ def _check_one_kernel(fn, x, a, b):
     got = compile_fn(fn)(x, a, b)
     torch.testing.assert_close(got, expected)
     assert got.stride() == expected.stride()
+    if os.environ["AUTOFUSE_FRONTEND"] == "inductor":
+        return check_inductor_kernels(1, os.environ["AUTOFUSE_TARGET"])
     rec = only_record()
     assert rec.fallback == ""
     assert rec.num_kernels == 1, rec.fused_text
@@ -77,7 +88,8 @@ def test_low_precision(fn, dtype):
     x = torch.randn(3, 1000, dtype=dtype)
     a, b = _params(1000, dtype)
     rec = _check_one_kernel(fn, x, a, b)
-    assert rec.graph_text.count("f32") == 0  # no promotion: computed in f32 inside the kernel
+    if os.environ["AUTOFUSE_FRONTEND"] == "autofuse":
+        assert rec.graph_text.count("f32") == 0  # no promotion: computed in f32 inside the kernel
 
 
 def test_python_scalar_operands():
@@ -87,6 +99,9 @@ def test_python_scalar_operands():
     x, bias = torch.randn(5, 33), torch.randn(33)
     got = compile_fn(fn)(x, bias)
     torch.testing.assert_close(got, fn(x, bias))
+    if os.environ["AUTOFUSE_FRONTEND"] == "inductor":
+        assert "value = 2.5" in check_inductor_kernels(1).groups[0].ascir
+        return
     rec = only_record()
     assert rec.num_kernels == 1
     assert "const() {value = 2.5} : f32[]" in rec.graph_text

@@ -5,7 +5,12 @@ default tolerances in fp32, and in bf16 to eager computed in f32 from the same b
 
 Runtime: one Dynamo compile + one C++ kernel per (pattern, shape, dtype). The large shapes'
 ids contain "large" (`-k "not large"` leaves them out).
+
+Through the Inductor frontend (the `frontend` fixture), Inductor's scheduler decides the
+groups: every group must be an AscIR kernel (none left to Inductor's C++), matching eager.
 """
+
+import os
 
 import pytest
 import torch
@@ -13,7 +18,9 @@ import torch.nn.functional as F
 
 import autofuse
 from autofuse.backend import fused_op_count
-from helpers import compile_fn, kernel_steps, kernel_targets, reference_in_float
+from helpers import check_inductor_groups, compile_fn, kernel_steps, kernel_targets, reference_in_float
+
+pytestmark = pytest.mark.usefixtures("frontend")
 
 EPS = 1e-6
 
@@ -91,6 +98,8 @@ def check_one_kernel(fn, *args):
     with autofuse.collect_records() as recs:
         got = compile_fn(fn)(*args)
     torch.testing.assert_close(got, expected)
+    if os.environ["AUTOFUSE_FRONTEND"] == "inductor":
+        return check_inductor_groups()
     assert len(recs) == 1, [(r.name, r.fallback) for r in recs]
     (rec,) = recs
     assert rec.fallback == "", f"{rec.fallback}\n{rec.graph_text}"
@@ -100,13 +109,17 @@ def check_one_kernel(fn, *args):
     return rec
 
 
+def _is_autofuse():
+    return os.environ["AUTOFUSE_FRONTEND"] == "autofuse"
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("fn", list(PATTERNS), ids=lambda f: f.__name__)
 def test_norm_is_one_kernel(fn, shape, dtype):
     x = torch.randn(shape, dtype=dtype)
     rec = check_one_kernel(fn, x, *PATTERNS[fn](x))
-    assert "reduce_" in rec.graph_text
+    assert "reduce_" in (rec.graph_text if _is_autofuse() else "".join(g.ascir for g in rec.groups))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -118,7 +131,8 @@ def test_norm_is_one_ascendc_kernel(fn, shape, dtype, monkeypatch):
     monkeypatch.setenv("AUTOFUSE_TARGET", "ascendc")
     x = torch.randn(shape, dtype=dtype)
     rec = check_one_kernel(fn, x, *PATTERNS[fn](x))
-    assert kernel_targets(rec) == ["ascendc"], rec.program.source()[:400]
+    if _is_autofuse():
+        assert kernel_targets(rec) == ["ascendc"], rec.program.source()[:400]
 
 
 OUTER_AND_MIDDLE = [
@@ -141,16 +155,26 @@ OUTER_AND_MIDDLE = [
 def test_outer_and_middle_dims_are_one_kernel(op, dim, shape, dtype):
     fn = {"sum": torch.sum, "softmax": torch.softmax}[op]
     rec = check_one_kernel(lambda x: fn(x, dim), torch.randn(shape, dtype=dtype))
-    reduces = [n for n in rec.translation.nodes if n.kind.startswith("reduce_")]
-    assert reduces and all(n.attrs["dims"] == [dim] for n in reduces)
+    if _is_autofuse():
+        reduces = [n for n in rec.translation.nodes if n.kind.startswith("reduce_")]
+        assert reduces and all(n.attrs["dims"] == [dim] for n in reduces)
 
 
 # The ascendc cases `make test` runs (conftest.py; `make fuzz` runs them all): the norms in
 # fp32 and LayerNorm/softmax in bf16; the column and middle reductions in fp32 (bf16 column
 # reductions are in make test through test_ascendc_kernels.py).
-ASCENDC_QUICK = ["-4x128x768-fp32", "layer_norm-4x128x768-bf16", "[softmax_last-4x128x768-bf16",
+ASCENDC_QUICK = ["-4x128x768-fp32", "layer_norm-4x128x768-bf16", "-softmax_last-4x128x768-bf16",
                  "sum_dim0-8x4096-fp32", "softmax_dim0-4x128x768-large-fp32",
                  "sum_dim1-3x50x7-fp32", "softmax_dim1-4x128x768-large-fp32"]
+# The Inductor-frontend cases `make test` runs: the seed's normalize chain in both dtypes, the
+# norms at one shape, a row too long for one tile, a column and a middle reduction, the
+# identity reduces, one Ascend C norm.
+INDUCTOR_QUICK = ["one_kernel[inductor-mean_sub_square_chain-4x128x768-large-",
+                  "one_kernel[inductor-layer_norm-4x128x768-large-fp32",
+                  "one_kernel[inductor-rms_norm-8x4096-bf16", "one_kernel[inductor-log_softmax_last-2x50257",
+                  "one_kernel[inductor-scaled_sum-8x4096-fp32", "ascendc_kernel[inductor-layer_norm-4x128x768-fp32",
+                  "one_kernel[inductor-sum_dim0-8x4096-fp32", "one_kernel[inductor-softmax_dim1-3x50x7-fp32",
+                  "real_ones[inductor-"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -164,7 +188,8 @@ def test_outer_and_middle_dims_on_ascendc(op, dim, shape, dtype, monkeypatch):
     monkeypatch.setenv("AUTOFUSE_TARGET", "ascendc")
     fn = {"sum": torch.sum, "softmax": torch.softmax}[op]
     rec = check_one_kernel(lambda x: fn(x, dim), torch.randn(shape, dtype=dtype))
-    assert kernel_targets(rec) == ["ascendc"], rec.program.source()[:400]
+    if _is_autofuse():
+        assert kernel_targets(rec) == ["ascendc"], rec.program.source()[:400]
 
 
 # Found by the reduction fuzzer: a reduce over a size-1 dim, or of an already reduced value,
@@ -188,6 +213,8 @@ def test_identity_reduces_next_to_real_ones(case):
         got = compile_fn(fn)(x)
     torch.testing.assert_close(got, expected)
     assert all(r.fallback == "" for r in recs)
+    if not _is_autofuse():
+        check_inductor_groups()
 
 
 @pytest.mark.parametrize("name", ["layer_norm", "softmax"])

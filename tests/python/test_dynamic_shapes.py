@@ -9,7 +9,9 @@ specialisation of batch 1; every other shape compiles nothing. The JIT cache is 
 directory per test (AUTOFUSE_CACHE_DIR = tmp_path), so a warm disk cache cannot hide a
 compilation. A second test checks that the kernel sources carry no concrete value of a size
 the graph left symbolic: the same model compiled from different first shapes builds nothing
-new (the generated sources, hence their cache keys, are identical).
+new (the generated sources, hence their cache keys, are identical). Both tests run through both
+frontends (the `frontend` fixture): through Inductor's, every fusion group of every graph is an
+AscIR kernel whose sizes are symbols.
 """
 
 import re
@@ -21,7 +23,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import autofuse
-from helpers import kernel_targets
+import autofuse.inductor
+from helpers import inductor_frontend, kernel_targets
+
+pytestmark = pytest.mark.usefixtures("frontend")
+# The Inductor-frontend cases `make test` runs (conftest.py).
+INDUCTOR_QUICK = ["[inductor-cpu]", "first_shape[inductor]"]
 
 HIDDEN = 32  # small, so the 7919-long sequence stays fast
 FIRST = (2, 13)  # a general first shape: Dynamo marks batch and seq symbolic from here
@@ -48,6 +55,7 @@ def _fresh_cache(monkeypatch: pytest.MonkeyPatch, path) -> None:
     monkeypatch.setenv("AUTOFUSE_CACHE_DIR", str(path))
     torch._dynamo.reset()
     autofuse.reset_records()
+    autofuse.inductor.reset_records()
 
 
 def _run_shapes(model: nn.Module, compiled, shapes: List[Tuple[int, int]]) -> Dict[Tuple[int, int], int]:
@@ -64,7 +72,15 @@ def _run_shapes(model: nn.Module, compiled, shapes: List[Tuple[int, int]]) -> Di
 
 
 def _assert_all_compiled(records) -> None:
-    """Every graph autofuse saw became kernels: a silent eager fallback would also compile 0."""
+    """Every graph autofuse saw became kernels: a silent eager fallback would also compile 0.
+    Through the Inductor frontend: every fusion group of every graph is an AscIR kernel."""
+    if inductor_frontend():
+        records = autofuse.inductor.compiled_graphs()
+        assert records, "Inductor compiled no graph for autofuse"
+        for r in records:
+            assert r.fallback == "" and r.groups, (r.name, r.fallback)
+            assert all(g.kernel for g in r.groups), [(g.nodes, g.reason) for g in r.groups]
+        return
     assert records, "autofuse compiled no graph"
     for r in records:
         assert r.fallback == "", f"graph {r.name} runs eagerly: {r.fallback}"
@@ -98,6 +114,15 @@ def test_dynamic_block_compiles_once_over_20_shapes(tmp_path, monkeypatch, targe
     assert len(later) <= 1, f"C++ compiled again for shapes {later} (all: {compiles})"
     for (b, s), n in later.items():
         assert b == 1, f"shape {(b, s)} compiled {n} C++ module(s); only batch 1 may specialise"
+    if inductor_frontend():
+        groups = autofuse.inductor.compiled_graphs()[0].groups
+        assert all(re.search(r"axis z\d+ : .*s\d+", g.ascir) for g in groups), groups[0].ascir
+        if target == "ascendc":
+            assert {g.target for g in groups} == {"ascendc"}
+        source = "".join(g.source for g in groups)
+        for n in _specialised_sizes():
+            assert not re.search(rf"(?<![\w.]){n}(?![\w.])", source), n
+        return
 
     # The first graph is the dynamic one: symbolic sizes reach its kernels as arguments.
     dyn = records[0]
@@ -122,16 +147,30 @@ def test_kernel_sources_do_not_depend_on_the_first_shape(tmp_path, monkeypatch):
     first = _run_shapes(model, torch.compile(model, backend="autofuse", dynamic=True), [FIRST, (3, 11)])
     _assert_all_compiled(autofuse.compiled_graphs())
     assert first[FIRST] > 0 and first[(3, 11)] == 0, first
-    sources = [r.program.source() for r in autofuse.compiled_graphs()]
+    sources = _sources()
 
-    torch._dynamo.reset()
-    autofuse.reset_records()
+    _fresh_cache_keep_dir()
     second = _run_shapes(model, torch.compile(model, backend="autofuse", dynamic=True), [(5, 29), FIRST])
     _assert_all_compiled(autofuse.compiled_graphs())
-    again = [r.program.source() for r in autofuse.compiled_graphs()]
+    again = _sources()
     assert second == {(5, 29): 0, FIRST: 0}, (
         f"compiling from first shape (5, 29) built C++ again: {second}; changed sources:\n"
         + "\n".join(_first_difference(a, b) for a, b in zip(sources, again) if a != b))
+
+
+def _sources() -> List[str]:
+    """The kernel sources of the graphs compiled so far (per graph; per fusion group through
+    the Inductor frontend)."""
+    if inductor_frontend():
+        return [g.source for r in autofuse.inductor.compiled_graphs() for g in r.groups]
+    return [r.program.source() for r in autofuse.compiled_graphs()]
+
+
+def _fresh_cache_keep_dir() -> None:
+    """Forgets the compiled graphs (Dynamo's and autofuse's records), keeps the JIT cache."""
+    torch._dynamo.reset()
+    autofuse.reset_records()
+    autofuse.inductor.reset_records()
 
 
 def _first_difference(a: str, b: str) -> str:

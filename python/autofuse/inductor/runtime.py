@@ -68,10 +68,10 @@ def compile_pending(name: str = "inductor") -> int:
         groups.setdefault(json.dumps(k.options, sort_keys=True), []).append(k)
     try:
         for kernels in groups.values():
-            opts = kernels[0].options
-            program = _C.compile_ascir("".join(k.text for k in kernels), name=name, **opts)
-            for i, k in enumerate(kernels):
-                k._loaded(program, i)
+            texts = list(dict.fromkeys(k.text for k in kernels))  # a kernel named by its text once
+            program = _C.compile_ascir("".join(texts), name=name, **kernels[0].options)
+            for k in kernels:
+                k._loaded(program, texts.index(k.text))
     except Exception:
         with _lock:  # let a later call try again (and fail the same way, loudly)
             _pending[:0] = [k for k in batch if k.program is None]

@@ -11,7 +11,7 @@ scheduler before a group is accepted.
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import hashlib
 import json
 from typing import Any, Dict, List, Optional
 
@@ -19,14 +19,11 @@ from .torch_internals import CppScheduling, V
 from .trace import TracedGroup, trace_group
 from .unsupported import Unsupported
 
-_ids = itertools.count()
-
-
 @dataclasses.dataclass
 class GroupRecord:
     """One Inductor fusion group: whether it became an AscIR kernel, and why not."""
 
-    name: str                 # the AscIR kernel's name ("afi3"), or Inductor's group name
+    name: str                 # the AscIR kernel's name (af_<hash of its AscIR>), else Inductor's
     nodes: List[str]          # Inductor's scheduler node names
     origins: List[str]        # the ATen ops the group computes
     kind: str                 # "pointwise" or "reduction"
@@ -37,6 +34,7 @@ class GroupRecord:
     outputs: List[str] = dataclasses.field(default_factory=list)
     bytes_moved: Optional[int] = None  # read + written at the size hints
     source: str = ""          # the generated kernel source (C++ or Ascend C)
+    target: str = ""          # what the kernel was printed as: "cpu" (C++) or "ascendc"
 
 
 class Session:
@@ -44,8 +42,9 @@ class Session:
 
     def __init__(self, options: Dict[str, str], check_source):
         self.options = options          # compile_ascir keyword arguments (json-able)
-        self.check_source = check_source  # ascir text -> generated source; raises CompileError
+        self.check_source = check_source  # ascir text -> (source, [target]); raises CompileError
         self.groups: List[GroupRecord] = []
+        self.defined: set = set()  # kernels the wrapper defines
 
 
 def _origins(nodes) -> List[str]:
@@ -119,12 +118,15 @@ def make_scheduling(session: Session) -> type:
             written = [b.get_name() for n in nodes for b in n.get_outputs()]
             keep = {b for b in written if not scheduler.can_buffer_be_removed_through_fusion(b, names)
                     or b in V.graph.get_output_names()}
-            rec.name = f"afi{next(_ids)}"
-            group = trace_group(rec.name, nodes, keep)
+            group = trace_group("k", nodes, keep)
+            # Named after its text, so the same group compiles to the same source (one JIT
+            # cache entry) in every compile and process.
+            rec.name = "af_" + hashlib.sha1(group.text.encode()).hexdigest()[:12]
+            group.text = group.text.replace("ascgraph @k {", f"ascgraph @{rec.name} {{", 1)
             from .. import _C
 
             try:
-                rec.source = session.check_source(group.text)
+                rec.source, (rec.target,) = session.check_source(group.text)
             except _C.CompileError as e:
                 raise Unsupported(f"autofuse cannot compile its AscIR: {str(e).splitlines()[0]}")
             rec.ascir = group.text
@@ -143,7 +145,9 @@ def make_scheduling(session: Session) -> type:
             wrapper = V.graph.wrapper_code
             wrapper.add_import_once("from autofuse.inductor.runtime import AscKernel")
             body = f"AscKernel(r'''\n{group.text}''', {json.dumps(session.options)!r}, {symbols!r})"
-            wrapper.define_kernel(rec.name, body, gpu=False)
+            if rec.name not in session.defined:  # an identical group earlier in the graph
+                session.defined.add(rec.name)
+                wrapper.define_kernel(rec.name, body, gpu=False)
             sizes = ", ".join(wrapper.codegen_python_sizevar(_sym(s)) for s in symbols)
             wrapper.writeline(f"{rec.name}.run(({''.join(a + ', ' for a in ins)}), "
                               f"({''.join(a + ', ' for a in outs)}), ({sizes}{',' if symbols else ''}))")
