@@ -9,7 +9,9 @@ and tuple indexing compute nothing and are not counted). With a picture director
 dump_dir / AUTOFUSE_DUMP, or `picture_dir=`) it also draws each fused graph there, rendered to
 `.svg` and `.png` by Graphviz `dot`: `<graph>.overview.*` with every kernel one node (its ops in
 the SVG tooltip), `<graph>.fused.*` with every kernel a cluster of its ops, and per kernel
-`<graph>.<kernel>.svg` with its ops, inputs and outputs.
+`<graph>.<kernel>.svg` with its ops, inputs and outputs. With CompilerConfig(frontend="inductor")
+it returns autofuse.inductor.InductorReport instead: Inductor's fusion groups, each an AscIR
+kernel or left to Inductor's C++ with the reason (no pictures).
 
 Bytes come from the core with each step (_C.Step: fusion::step_bytes, counted at the size hints
 as the pictures count them).
@@ -327,6 +329,8 @@ def explain(
     drawn.
     """
     config = config or CompilerConfig()
+    if config.frontend == "inductor":
+        return _explain_inductor(fn, inputs, config, print_report, backward, kwargs)
     compiled = torch.compile(fn, backend=get_backend(config))
     with collect_records() as records:
         out = compiled(*inputs, **kwargs)
@@ -344,6 +348,24 @@ def explain(
                 for k, dot in g.kernel_dots.items():  # SVG only: one per kernel adds up
                     svg = write_picture(g.name, dot, directory, k, formats=("svg",))
                     g.pictures.update({f"{k} {fmt}": path for fmt, path in svg.items()})
+    if print_report:
+        print(report)
+    return report
+
+
+def _explain_inductor(fn: Callable, inputs: Sequence[Any], config: CompilerConfig, print_report: bool,
+                      backward: Optional[bool], kwargs: Dict[str, Any]):
+    """explain() for the Inductor frontend: an autofuse.inductor.InductorReport (each Inductor
+    fusion group, whether it became an AscIR kernel or why not, its bytes, AscIR and source)."""
+    from .inductor import InductorReport, collect_records as collect_inductor
+
+    compiled = torch.compile(fn, backend=get_backend(config))
+    with collect_inductor() as records:
+        out = compiled(*inputs, **kwargs)
+        grads = [t for t in _tensors(out) if t.requires_grad]
+        if grads if backward is None else backward:
+            _backward_keeping_grads(grads, fn, inputs)
+    report = InductorReport(list(records), out)
     if print_report:
         print(report)
     return report

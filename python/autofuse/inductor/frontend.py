@@ -23,7 +23,8 @@ from ..config import CompilerConfig
 from ..log import logger
 from . import runtime
 from .scheduling import GroupRecord, Session, make_scheduling
-from .torch_internals import codegen_common, compile_fx, compile_fx_inner, functorch_config, inductor_config
+from .torch_internals import (codegen_common, compile_fx, compile_fx_inner, forget_output_strides, functorch_config,
+                              inductor_config)
 
 _registration_lock = threading.RLock()
 _counter = itertools.count()
@@ -43,6 +44,26 @@ class InductorGraphRecord:
 
 
 _records: List[InductorGraphRecord] = []
+_collectors: List[List[InductorGraphRecord]] = []
+
+
+@contextlib.contextmanager
+def collect_records() -> Iterator[List[InductorGraphRecord]]:
+    """Collects the records of the graphs this frontend compiles inside the `with` block."""
+    sink: List[InductorGraphRecord] = []
+    _collectors.append(sink)
+    try:
+        yield sink
+    finally:
+        _collectors.remove(sink)
+
+
+def _publish(rec: InductorGraphRecord) -> None:
+    if len(_records) >= 256:
+        del _records[0]
+    _records.append(rec)
+    for sink in _collectors:
+        sink.append(rec)
 
 
 def compiled_graphs() -> List[InductorGraphRecord]:
@@ -86,9 +107,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
         with _registered(session), inductor_config.patch(fx_graph_cache=False):
             compiled = compile_fx_inner(gm, example_inputs, **kwargs)
         rec = InductorGraphRecord(name, session.groups)
-        if len(_records) >= 256:
-            del _records[0]
-        _records.append(rec)
+        _publish(rec)
         if not rec.kernels:
             return compiled
         try:
@@ -99,9 +118,14 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
             runtime.discard_pending()
             rec.fallback = f"{type(e).__name__}: {e}"
             logger.warning("autofuse: graph %s runs on Inductor's own kernels: %s", name, e)
+            forget_output_strides()
             return compile_fx_inner(gm, example_inputs, **kwargs)
         logger.info("autofuse: Inductor graph %s: %d of %d fusion groups are AscIR kernels",
                     name, len(rec.kernels), len(rec.groups))
+        if config.dump_dir:
+            from .report import dump
+
+            dump(rec, config.dump_dir)
         return compiled
 
     with functorch_config.patch(enable_autograd_cache=False):

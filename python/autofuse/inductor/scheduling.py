@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from .torch_internals import CppScheduling, V
 from .trace import TracedGroup, trace_group
@@ -35,6 +35,7 @@ class GroupRecord:
     bytes_moved: Optional[int] = None  # read + written at the size hints
     source: str = ""          # the generated kernel source (C++ or Ascend C)
     target: str = ""          # what the kernel was printed as: "cpu" (C++) or "ascendc"
+    split: str = ""           # a node of a group that failed as a whole: the group's reason
 
 
 class Session:
@@ -57,22 +58,53 @@ def _origins(nodes) -> List[str]:
     return out
 
 
+def _parts(nodes, bad) -> List[Tuple[List[Any], bool]]:
+    """A failed group's nodes as (nodes, traceable) parts in an order that keeps every
+    dependency: first the nodes in `bad` (names that cannot be AscIR kernels) that read nothing
+    the group writes and write nothing an earlier node of it reads, then the rest in order, the
+    runs of traceable nodes broken at the remaining bad ones."""
+    written = {b.get_name(): n.get_name() for n in nodes for b in n.get_outputs()}
+    seen_reads: set = set()
+    first = []
+    for n in nodes:
+        reads = {d.name for d in n.read_writes.reads}
+        own = {b.get_name() for b in n.get_outputs()}
+        if (n.get_name() in bad and not any(written.get(r) not in (None, n.get_name()) for r in reads)
+                and not own & seen_reads):
+            first.append(n)
+        seen_reads |= reads
+    parts: List[Tuple[List[Any], bool]] = [([n], False) for n in first]
+    run: List[Any] = []
+    for n in nodes:
+        if n in first:
+            continue
+        if n.get_name() in bad:
+            if run:
+                parts.append((run, True))
+                run = []
+            parts.append(([n], False))
+        else:
+            run.append(n)
+    if run:
+        parts.append((run, True))
+    return parts
+
+
 def _reason(e: Exception) -> str:
     return str(e) if isinstance(e, Unsupported) else f"{type(e).__name__}: {e}"
 
 
-def _bytes_moved(group: TracedGroup, names: List[str]) -> Optional[int]:
-    try:
-        total = 0
-        for name in names:
-            buf = V.graph.get_buffer(name) if name not in V.graph.graph_inputs else V.graph.graph_inputs[name]
-            size = V.graph.sizevars.size_hint(buf.get_numel(), fallback=None)
-            if size is None:
-                return None
-            total += int(size) * buf.get_dtype().itemsize
-        return total
-    except Exception:  # a layout without a size: traffic unknown
-        return None
+def _bytes_moved(names: List[str]) -> Optional[int]:
+    """Bytes of the buffers `names` (a kernel's distinct inputs and outputs) at the size hints;
+    None when a size has no hint."""
+    total = 0
+    for name in names:
+        buf = V.graph.graph_inputs.get(name) or V.graph.get_buffer(name)
+        size = V.graph.sizevars.optimization_hint(buf.get_numel(), fallback=-1) if buf is not None else -1
+        if size < 0:
+            return None
+        total += int(size) * buf.get_dtype().itemsize
+    return total
 
 
 def make_scheduling(session: Session) -> type:
@@ -80,35 +112,58 @@ def make_scheduling(session: Session) -> type:
 
     class AutofuseScheduling(CppScheduling):
         def codegen_node(self, node) -> None:
-            """The group as one AscIR kernel; failing that, node by node: each node that traces
-            alone is an AscIR kernel, each other one Inductor's C++ (its reason recorded)."""
+            """The group as one AscIR kernel; failing that, its nodes in parts (_parts): each
+            run of nodes that trace alone tried as one kernel (else node by node), each other
+            node Inductor's C++ with its reason."""
             nodes = node.get_nodes()
-            rec = self._record(node, nodes)
+            why = self._try(nodes)
+            if why is None:
+                return None
+            if len(nodes) == 1:
+                return self._cpp(node, nodes, why)
+            alone = {n.get_name(): self._reason_alone(n) for n in nodes}
+            for part, ok in _parts(nodes, {k for k, r in alone.items() if r is not None}):
+                if not ok:
+                    self._cpp(part[0], part, alone[part[0].get_name()], split=why)
+                elif self._try(part, split=why) is not None:
+                    for n in part:
+                        sub_why = self._try([n], split=why)
+                        if sub_why is not None:
+                            self._cpp(n, [n], sub_why, split=why)
+            return None
+
+        def _try(self, nodes, split: str = "") -> Optional[str]:
+            """Traces `nodes` into one AscIR kernel and emits its call: None, or why not
+            (then nothing was touched)."""
+            rec = self._record(nodes[0], nodes)
+            rec.split = split
             try:
                 group, removed = self._trace(nodes, rec)
-            except Exception as e:  # Unsupported, or a tracer bug: nothing was touched yet
-                rec.reason = _reason(e)
-                if len(nodes) == 1:
-                    return super().codegen_node(node)
-                session.groups.pop()
-                for n in nodes:
-                    sub = self._record(n, [n])
-                    try:
-                        group, removed = self._trace([n], sub)
-                    except Exception as e:
-                        sub.reason = _reason(e)
-                        super().codegen_node(n)
-                        continue
-                    self._emit(sub, group, [n], removed)
-                return None
+            except Exception as e:  # Unsupported, or a tracer bug: this group is not ours
+                return _reason(e)
+            session.groups.append(rec)
             self._emit(rec, group, nodes, removed)
+            return None
+
+        def _reason_alone(self, n) -> Optional[str]:
+            """Why node `n` cannot be an AscIR kernel by itself; None when it can."""
+            try:
+                self._trace([n], self._record(n, [n]))
+            except Exception as e:
+                return _reason(e)
+            return None
+
+        def _cpp(self, node, nodes, why: str, split: str = "") -> None:
+            """`node` (its SchedulerNodes `nodes`) generated by Inductor's C++ backend."""
+            rec = self._record(node, nodes)
+            rec.reason, rec.split = why, split
+            session.groups.append(rec)
+            super().codegen_node(node)
 
         def _record(self, node, nodes) -> GroupRecord:
             kind = "reduction" if any(n.is_reduction() for n in nodes) else "pointwise"
-            rec = GroupRecord(name=node.get_name(), nodes=[n.get_name() for n in nodes],
-                              origins=_origins(nodes), kind=kind, kernel=False)
-            session.groups.append(rec)
-            return rec
+            return GroupRecord(name=node.get_name(), nodes=[n.get_name() for n in nodes],
+                               origins=_origins(nodes), kind=kind, kernel=False)
 
         def _trace(self, nodes, rec: GroupRecord):
             if any(n.is_template() or n.is_extern() for n in nodes):
@@ -153,7 +208,7 @@ def make_scheduling(session: Session) -> type:
                               f"({''.join(a + ', ' for a in outs)}), ({sizes}{',' if symbols else ''}))")
             rec.kernel = True
             rec.inputs, rec.outputs = ins, outs
-            rec.bytes_moved = _bytes_moved(group, list(dict.fromkeys(ins + outs)))
+            rec.bytes_moved = _bytes_moved(list(dict.fromkeys(group.inputs + group.outputs)))
             # Buffers whose last use this was are freed at the scheduler's next flush, as after
             # Inductor's own C++ kernels (freeing here would free what a group's later node reads).
 

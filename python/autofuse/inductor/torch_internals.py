@@ -8,7 +8,13 @@ autofuse.inductor imports from torch._inductor.
 from __future__ import annotations
 
 import inspect
+import re
 from typing import List
+
+import torch
+import torch._guards
+import torch._inductor.codegen.wrapper
+import torch._inductor.graph
 
 from torch._functorch import config as functorch_config
 from torch._inductor import config as inductor_config
@@ -21,14 +27,25 @@ from torch._inductor.scheduler import (
     FusedSchedulerNode,
     SchedulerNode,
 )
+from torch._inductor.sizevars import SizeVarAllocator
 from torch._inductor.utils import sympy_subs
 from torch._inductor.virtualized import V
 
 __all__ = [
     "BaseSchedulerNode", "CppScheduling", "DefaultHandler", "FusedSchedulerNode",
     "OuterLoopFusedSchedulerNode", "SchedulerNode", "V", "check", "codegen_common",
-    "compile_fx", "compile_fx_inner", "functorch_config", "inductor_config", "sympy_subs",
+    "compile_fx", "compile_fx_inner", "forget_output_strides", "functorch_config", "inductor_config", "sympy_subs",
+    "SizeVarAllocator",
 ]
+
+
+def forget_output_strides() -> None:
+    """Lets compile_fx_inner run again on the same graph (the fallback after a failed JIT):
+    the first run recorded the outputs' strides in the TracingContext, the second must not
+    find them there."""
+    context = torch._guards.TracingContext.try_get()
+    if context is not None and context.output_strides is not None:
+        context.output_strides.clear()
 
 
 def check() -> List[str]:
@@ -39,13 +56,19 @@ def check() -> List[str]:
         if not hasattr(obj, attr):
             problems.append(f"{where}.{attr} is gone")
 
+    def need_set(cls, attr: str) -> None:  # an instance attribute the class's code assigns
+        if not re.search(rf"self\.{attr}\s*[:=]", inspect.getsource(cls)):
+            problems.append(f"{cls.__name__} no longer sets self.{attr}")
+
     need(codegen_common, "device_codegens", "torch._inductor.codegen.common")
     need(codegen_common, "register_backend_for_device", "torch._inductor.codegen.common")
     need(codegen_common, "init_backend_registration", "torch._inductor.codegen.common")
     for attr in ("codegen_node", "flush", "can_fuse_vertical", "can_fuse_horizontal", "group_fn"):
         need(CppScheduling, attr, "CppScheduling")
-    for attr in ("_body", "_sizes", "get_nodes", "mark_run", "get_outputs"):
+    for attr in ("get_nodes", "mark_run", "get_outputs", "is_reduction"):
         need(SchedulerNode, attr, "SchedulerNode")
+    need_set(SchedulerNode, "_body")
+    need_set(SchedulerNode, "_sizes")
     need(inductor_config, "fx_graph_cache", "torch._inductor.config")
     need(functorch_config, "enable_autograd_cache", "torch._functorch.config")
     params = inspect.signature(compile_fx).parameters
@@ -56,4 +79,19 @@ def check() -> List[str]:
         if p not in params:
             problems.append(f"register_backend_for_device lost its {p} parameter")
     need(DefaultHandler, "_default", "DefaultHandler")
+    need_set(torch._guards.TracingContext, "output_strides")
+    need(SizeVarAllocator, "optimization_hint", "SizeVarAllocator")
+    graph = torch._inductor.graph.GraphLowering
+    for attr in ("get_dtype", "get_buffer", "get_output_names"):
+        need(graph, attr, "GraphLowering")
+    need_set(graph, "removed_buffers")
+    need_set(graph, "graph_inputs")
+    wrapper = torch._inductor.codegen.wrapper.PythonWrapperCodegen
+    for attr in ("define_kernel", "writeline", "codegen_python_sizevar"):
+        need(wrapper, attr, "PythonWrapperCodegen")
+    need_set(wrapper, "add_import_once")
+    from torch._inductor.scheduler import Scheduler
+
+    need(Scheduler, "can_buffer_be_removed_through_fusion", "Scheduler")
+    need_set(Scheduler, "mutation_real_name")
     return problems

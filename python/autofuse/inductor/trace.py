@@ -99,6 +99,7 @@ class AscTracer(DefaultHandler):
         self.dtype_of = dtype_of  # buffer name -> torch dtype
         self.lines: List[Tuple[str, Tuple[str, ...], str]] = []  # (name, inputs, text) per node
         self.memo: Dict[str, Value] = {}  # a node's text without its name -> the node (CSE)
+        self.narrowed: Dict[str, Value] = {}  # an f32 -> f16/bf16 cast -> the f32 value it rounds
         self.names: Set[str] = set()
         self.buffer_of: Dict[str, str] = {}  # data node -> the buffer it reads
         self.data: Dict[Tuple[str, Tuple[str, ...], str], Value] = {}
@@ -170,7 +171,14 @@ class AscTracer(DefaultHandler):
             return v
         if v.scalar:
             return self._scalar(float(bool(v.const)) if dtype == "bool" else v.const, dtype)
-        return self._node(f"{v.node}.{dtype}", "cast", [v], dtype, v.varies)
+        if dtype == "f32" and v.node in self.narrowed:
+            # Inductor's CPU kernels keep a value rounded to f16/bf16 and widened again in f32
+            # (its to_dtype pairs cancel inside a kernel): so do these.
+            return self.narrowed[v.node]
+        out = self._node(f"{v.node}.{dtype}", "cast", [v], dtype, v.varies)
+        if v.dtype == "f32" and dtype in ("f16", "bf16"):
+            self.narrowed[out.node] = v
+        return out
 
     # --- the ops handler ---------------------------------------------------------------
     def _default(self, name: str, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
@@ -182,13 +190,19 @@ class AscTracer(DefaultHandler):
             return self._where(*args)
         if name == "square":
             return self._elementwise("mul", "mul", (args[0], args[0]), float_operands=True)
+        if name == "fma":
+            return self._elementwise("add", "add", (self._elementwise("mul", "mul", args[:2], True), args[2]), True)
+        ints = sorted({a.dtype for a in args if isinstance(a, Value) and a.dtype not in (*_FLOAT, "bool")})
+        if ints:
+            raise Unsupported(f"{name} on {', '.join(ints)} values (kernels compute f32, f16, bf16, bool)")
         raise Unsupported(f"op {name} has no AscIR kernel form")
 
     def _elementwise(self, inductor_name: str, kind: str, args: Sequence[Any], float_operands: bool) -> Value:
         vals = [self._value(a) for a in args]
         if float_operands:
             if any(v.dtype not in _FLOAT and not v.scalar for v in vals):
-                raise Unsupported(f"{inductor_name} on {', '.join(v.dtype for v in vals)} values")
+                raise Unsupported(f"{inductor_name} on {', '.join(v.dtype for v in vals)} values "
+                                  f"(kernels compute f32, f16, bf16, bool)")
             if kind == "div" and len(vals) == 2 and vals[1].size is not None:
                 mean = self._mean(vals[0], vals[1].size)
                 if mean is not None:
@@ -223,9 +237,10 @@ class AscTracer(DefaultHandler):
     def constant(self, value: Any, dtype: torch.dtype) -> Value:
         if dtype == torch.bool:
             return self._scalar(float(bool(value)), "bool")
-        if dtype in (torch.float32, torch.float16, torch.bfloat16) or not isinstance(value, bool):
+        if dtype.is_floating_point:
             return self._scalar(float(value), "f32")
-        raise Unsupported(f"constant of dtype {dtype}")
+        # An integer constant: a node only once cast to a float (to_dtype) or used by a float op.
+        return Value("", str(dtype).replace("torch.", ""), (), scalar=True, const=float(value))
 
     def index_expr(self, expr: sympy.Expr, dtype: torch.dtype) -> Value:
         expr = self.space.to_axes(expr)
@@ -258,7 +273,9 @@ class AscTracer(DefaultHandler):
             return val
         dtype = self.dtype_of(name)
         if dtype not in _DTYPES:
-            raise Unsupported(f"reads {name} of dtype {dtype}")
+            # Not a node: an integer value may only index (and then the group is a gather or
+            # scatter); any arithmetic on it fails with its own reason.
+            return Value(name, str(dtype).replace("torch.", ""))
         strides, offset = self._affine(index, f"load of {name}")
         varies = tuple(s != 0 for s in strides)
         key = (name, tuple(map(str, strides)), str(offset))
@@ -275,9 +292,14 @@ class AscTracer(DefaultHandler):
         self.data[key] = v
         return v
 
+    def indirect_indexing(self, index: Any, size: Any, check: bool = True, wrap_neg: bool = True) -> Any:
+        v = self._value(index)
+        raise Unsupported(f"indirect indexing by the values of {v.node or 'a computed index'} "
+                          f"(a gather or scatter; AscIR kernels index affinely)")
+
     def store(self, name: str, index: sympy.Expr, value: Any, mode: Any = None) -> None:
         if mode is not None:
-            raise Unsupported(f"store mode {mode} into {name}")
+            raise Unsupported(f"a store with mode {mode} into {name} (a scatter-accumulate)")
         self._record_store(name, index, self._value(value))
 
     def store_reduction(self, name: str, index: sympy.Expr, value: Any) -> None:
@@ -288,7 +310,7 @@ class AscTracer(DefaultHandler):
             raise Unsupported(f"{name} is written twice in one kernel")
         dtype = self.dtype_of(name)
         if dtype not in _DTYPES:
-            raise Unsupported(f"writes {name} of dtype {dtype}")
+            raise Unsupported(f"writes {name} of dtype {dtype} (kernels compute f32, f16, bf16, bool)")
         self.stored[name] = (sympy.sympify(index), self._materialize(v))
 
     def reduction(self, dtype: torch.dtype, src_dtype: torch.dtype, reduction_type: str, value: Any) -> Any:

@@ -1,0 +1,171 @@
+"""The Inductor frontend (issue 17): Inductor's fusion groups as AscIR kernels.
+
+The seed's four starting patterns are each exactly one AscIR kernel; what a group cannot
+express (an embedding gather, scatter_add) stays with Inductor's C++ for that node, named with
+its reason by explain; a plain Inductor compile in the same process keeps Inductor's own kernels;
+a broken toolchain leaves the graph on Inductor's kernels with a warning; the torch internals it
+relies on are where autofuse.inductor.torch_internals expects them.
+"""
+
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch._inductor.utils import run_and_get_code
+
+import autofuse
+from autofuse import CompilerConfig
+from autofuse.inductor import compiled_graphs, torch_internals
+from helpers import check_inductor_kernels, reference_in_float
+
+
+def compile_inductor(fn, config=None, **kwargs):
+    config = config or CompilerConfig(frontend="inductor")
+    return torch.compile(fn, backend=autofuse.get_backend(config), **kwargs)
+
+
+def sigmoid_scale_bias(x, scale, bias):
+    return torch.sigmoid(x) * scale + bias
+
+
+def affine(x, gamma, beta):
+    return x * gamma + beta
+
+
+def scaled_sum(x, gamma, beta):
+    return torch.sum(x, -1) * 0.125
+
+
+def normalize(x, gamma, beta):
+    """mean -> sub -> square -> reduce -> rsqrt -> mul -> add."""
+    d = x - x.mean(-1, keepdim=True)
+    return d * torch.rsqrt(d.square().mean(-1, keepdim=True) + 1e-5) * gamma + beta
+
+
+SEEDS = [sigmoid_scale_bias, affine, scaled_sum, normalize]
+
+
+def test_the_torch_internals_it_relies_on_are_in_place():
+    assert torch_internals.check() == []
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("fn", SEEDS, ids=lambda f: f.__name__)
+def test_seed_patterns_are_one_ascir_kernel(fn, dtype):
+    x = torch.randn(16, 768, dtype=dtype)
+    gamma, beta = torch.randn(768, dtype=dtype), torch.randn(768, dtype=dtype)
+    got = compile_inductor(fn)(x, gamma, beta)
+    torch.testing.assert_close(got, reference_in_float(fn, x, gamma, beta))
+    rec = check_inductor_kernels(1, "cpu")
+    (group,) = rec.groups
+    assert group.ascir.startswith(f"ascgraph @{group.name} {{")
+    assert ("reduce_" in group.ascir) == (fn in (scaled_sum, normalize))
+
+
+@pytest.mark.parametrize("how", ["config", "env", "options"])
+def test_selected_by_config_env_or_compile_options(how, monkeypatch):
+    fn, x = (lambda x: torch.relu(x) * 2), torch.randn(4, 8)
+    if how == "config":
+        compiled = compile_inductor(fn)
+    elif how == "env":
+        monkeypatch.setenv("AUTOFUSE_FRONTEND", "inductor")
+        compiled = torch.compile(fn, backend="autofuse")
+    else:
+        compiled = torch.compile(fn, backend="autofuse", options={"frontend": "inductor"})
+    torch.testing.assert_close(compiled(x), fn(x))
+    check_inductor_kernels(1)
+    assert autofuse.compiled_graphs() == []  # autofuse's own frontend saw nothing
+
+
+def test_an_unknown_frontend_is_refused():
+    with pytest.raises(ValueError, match="unknown frontend 'tvm'"):
+        autofuse.get_backend(CompilerConfig(frontend="tvm"))
+
+
+def test_a_plain_inductor_compile_next_to_ours_keeps_inductor_kernels():
+    fn = lambda x: torch.sigmoid(x) * 3 + 1  # noqa: E731
+    x = torch.randn(8, 32)
+    _, before = run_and_get_code(torch.compile(fn, backend="inductor"), x)
+    torch._dynamo.reset()
+    got, ours = run_and_get_code(compile_inductor(fn), x)
+    torch.testing.assert_close(got, fn(x))
+    torch._dynamo.reset()
+    _, after = run_and_get_code(torch.compile(fn, backend="inductor"), x)
+    assert "AscKernel" in "".join(ours) and "cpp_fused" not in "".join(ours)
+    for code in (before, after):
+        assert "AscKernel" not in "".join(code) and "cpp_fused" in "".join(code)
+    scheduling = torch_internals.codegen_common.device_codegens["cpu"].scheduling
+    assert not getattr(scheduling, "__name__", "").startswith("Autofuse")
+
+
+class GatherScatter(torch.nn.Module):
+    """An embedding gather and a scatter_add (indirect indexing) next to pointwise work."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(100, 32)
+
+    def forward(self, ids, rows, x):
+        h = self.emb(ids) * 2.0 + x
+        z = torch.zeros(4, 32).scatter_add(0, rows, torch.sigmoid(x[:, 0]))
+        return h, z, F.layer_norm(torch.relu(x) * 3.0, (32,))
+
+
+def test_gather_and_scatter_add_stay_with_inductor_per_node_with_reason():
+    m = GatherScatter()
+    ids, rows, x = torch.randint(0, 100, (8, 5)), torch.randint(0, 4, (8, 32)), torch.randn(8, 5, 32)
+    x.requires_grad_()
+    report = autofuse.explain(m, ids, rows, x, config=CompilerConfig(frontend="inductor"))
+    for got, want in zip(report.output, m(ids, rows, x)):
+        torch.testing.assert_close(got, want)
+    left = [g for g in report.groups if not g.kernel]
+    assert report.num_kernels >= 3  # the sigmoid, the LayerNorm and its backward are ours
+    text = str(report)
+    for g in left:  # the gather (forward) and the embedding's scatter-accumulate (backward)
+        assert any(w in g.reason for w in ("indirect indexing by the values of", "int64", "iota")), g.reason
+        assert f"[{', '.join(g.nodes)}]" in text and g.reason in text
+    gathers = [g for g in left if "aten.embedding.default" in g.origins]
+    scatters = [g for g in left if "aten._unsafe_masked_index_put_accumulate.default" in g.origins]
+    assert gathers and scatters, left
+    assert len(report.graphs) == 2  # forward and backward
+
+
+def test_a_training_step_matches_eager():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(),
+                                torch.nn.Linear(32, 16))
+    ref = [p.detach().clone().requires_grad_() for p in model.parameters()]
+    x = torch.randn(8, 16)
+    loss = compile_inductor(model)(x).square().mean()
+    loss.backward()
+    want = torch.func.functional_call(model, dict(zip([n for n, _ in model.named_parameters()], ref)), (x,))
+    want.square().mean().backward()
+    torch.testing.assert_close(loss, want.square().mean())
+    for p, r in zip(model.parameters(), ref):
+        torch.testing.assert_close(p.grad, r.grad)
+    recs = compiled_graphs()
+    assert len(recs) == 2 and all(r.kernels and r.fallback == "" for r in recs)
+
+
+def test_a_broken_toolchain_leaves_the_graph_on_inductor_kernels(tmp_path, caplog):
+    config = CompilerConfig(frontend="inductor", cxx=str(tmp_path / "no-such-g++"), cache_dir=str(tmp_path))
+    fn, x = (lambda x: torch.tanh(x) * 2 - 1), torch.randn(4, 16)
+    got, code = run_and_get_code(compile_inductor(fn, config), x)
+    torch.testing.assert_close(got, fn(x))
+    (rec,) = compiled_graphs()
+    assert "no-such-g++" in rec.fallback
+    assert "runs on Inductor's own kernels" in caplog.text
+    assert "cpp_fused" in code[-1]
+
+
+def test_dump_writes_the_groups_their_ascir_and_source(tmp_path):
+    fn, x = (lambda x: torch.softmax(x, -1) + 1), torch.randn(4, 64)
+    got = compile_inductor(fn, CompilerConfig(frontend="inductor", dump_dir=str(tmp_path)))(x)
+    torch.testing.assert_close(got, fn(x))
+    (rec,) = compiled_graphs()
+    names = sorted(os.listdir(tmp_path))
+    assert f"{rec.name}.groups.txt" in names
+    for g in rec.kernels:
+        assert (tmp_path / f"{g.name}.ascir").read_text() == g.ascir
+        assert "af_" in (tmp_path / f"{g.name}.cpp").read_text()
