@@ -41,6 +41,7 @@ Progress goes to stderr. BENCH_BUDGET_S: seconds of timing rounds per (model, co
 from __future__ import annotations
 
 import argparse
+import collections
 import copy
 import dataclasses
 import math
@@ -61,11 +62,14 @@ _CACHE = os.environ.get("BENCH_CACHE_DIR") or tempfile.mkdtemp(prefix="autofuse-
 os.environ["AUTOFUSE_CACHE_DIR"] = os.path.join(_CACHE, "autofuse")
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE, "inductor")
 import autofuse  # noqa: E402
+import autofuse.inductor  # noqa: E402
 import breakdown  # noqa: E402
 import models  # noqa: E402
 
 CONFIGS = ("fp32", "bf16", "train", "small", "frozen", "dynamic")
-VARIANTS = ("eager", "inductor", "autofuse")
+# "af-inductor": autofuse's kernels for Inductor's fusion groups (the Inductor frontend), so the
+# two fusion policies compare on the same codegen.
+VARIANTS = ("eager", "inductor", "autofuse", "af-inductor")
 DYNAMIC_SEQS = (64, 100, 128, 77, 32)  # the first two compile; the rest must not
 DYNAMIC_BATCHES = (2, 3, 5, 4, 6)  # an image model's (batch 1 would specialize)
 BUDGET_S = float(os.environ.get("BENCH_BUDGET_S", "20"))
@@ -112,11 +116,12 @@ class Case:
     rounds: int = 0
     notes: List[str] = dataclasses.field(default_factory=list)
     breakdown: str = ""  # --breakdown's markdown
+    groups: List = dataclasses.field(default_factory=list)  # the Inductor frontend's fusion groups
 
-    def ratio(self, over: str) -> float:
-        """autofuse's speed-up over `over` (>1: autofuse is faster): the median of the per-round
-        ratios (common.paired_ratio)."""
-        return self.speedups[over]
+    def ratio(self, over: str, of: str = "autofuse") -> float:
+        """`of`'s speed-up over `over` (>1: `of` is faster): the median of the per-round ratios
+        (common.paired_ratio)."""
+        return self.speedups[of][over]
 
 
 def compare(case: Case, variant: str, what: str, got: torch.Tensor, expected: torch.Tensor,
@@ -144,7 +149,9 @@ def compiled_fn(variant: str, dynamic: bool, options: Optional[dict] = None) -> 
     """forward compiled for `variant` (own code object: own Dynamo cache)."""
     if variant == "eager":
         return forward
-    backend = "autofuse" if variant == "autofuse" else "inductor"
+    backend = "inductor" if variant == "inductor" else "autofuse"
+    if variant == "af-inductor":
+        options = {"frontend": "inductor"}
     return torch.compile(own_copy(forward), backend=backend, dynamic=dynamic, options=options)
 
 
@@ -187,13 +194,16 @@ def run_case(name: str, config: str, with_breakdown: bool) -> Case:
     for v in VARIANTS[1:]:
         progress(f"{name} {config}: compiling {v}")
         before = autofuse.stats()["cxx_compiles"]
-        with autofuse.collect_records() as recs:
+        with autofuse.collect_records() as recs, autofuse.inductor.collect_records() as irecs:
             t0 = time.perf_counter()
             got = call(v)
             case.compile_s[v] = time.perf_counter() - t0
         if v == "autofuse":
             case.cxx_compiles = autofuse.stats()["cxx_compiles"] - before
             case.fallbacks = [f"{r.name}: {r.fallback}" for r in recs if r.fallback]
+        if v == "af-inductor":
+            case.groups = [g for r in irecs for g in r.groups]
+            case.fallbacks += [f"{r.name} (af-inductor): {r.fallback}" for r in irecs if r.fallback]
         compare(case, v, "output", got, expected, fp64)
         if train:
             for (pn, pe), pg in zip(mods["eager"].named_parameters(), mods[v].parameters()):
@@ -207,7 +217,7 @@ def run_case(name: str, config: str, with_breakdown: bool) -> Case:
     case.rounds = rounds_for(timed, BUDGET_S, 5, 400)
     samples = interleaved_samples(timed, case.rounds, warmup=2)
     case.medians = {v: statistics.median(ts) for v, ts in samples.items()}
-    case.speedups = {v: paired_ratio(samples, v, "autofuse") for v in VARIANTS}
+    case.speedups = {of: {v: paired_ratio(samples, v, of) for v in VARIANTS} for of in ("autofuse", "af-inductor")}
     if with_breakdown:
         progress(f"{name} {config}: profiling")
         prof_fns = dict(timed, inductor=breakdown.profiled_inductor(forward, mods["inductor"], kw, train, ctx, options))
@@ -243,7 +253,7 @@ def run_dynamic(name: str) -> Case:
             cxx = autofuse.stats()["cxx_compiles"] - before
             case.fallbacks += [f"{label} {r.name}: {r.fallback}" for r in recs if r.fallback]
             compare(case, "autofuse", f"output {label}", got, expected)
-            for v in ("inductor", "autofuse static"):
+            for v in ("inductor", "autofuse static", "af-inductor"):
                 t0 = time.perf_counter()
                 compare(case, v, f"output {label}", fns[v](mods[v], kw), expected)
                 if i == 0:
@@ -257,12 +267,12 @@ def run_dynamic(name: str) -> Case:
         timed = {v: (lambda v=v, kw=kw: no_grad(fns[v], mods[v], kw)) for v in fns}
         samples = interleaved_samples(timed, rounds_for(timed, BUDGET_S / len(shapes), 5, 200), warmup=1)
         med = {v: statistics.median(ts) for v, ts in samples.items()}
-        per_len.append((med, {v: paired_ratio(samples, v, "autofuse") for v in fns}))
+        per_len.append((med, {of: {v: paired_ratio(samples, v, of) for v in fns} for of in ("autofuse", "af-inductor")}))
         case.notes.append(f"{label}: " + ", ".join(f"{v} {fmt(t)}" for v, t in med.items())
-                          + f"; dynamic time / static time {1 / per_len[-1][1]['autofuse static']:.3f}")
+                          + f"; dynamic time / static time {1 / per_len[-1][1]['autofuse']['autofuse static']:.3f}")
     case.medians = {v: geomean([m[v] for m, _ in per_len]) for v in fns}
-    case.speedups = {v: geomean([r[v] for _, r in per_len]) for v in fns}
-    case.notes.append(f"geomean dynamic time / static time {1 / case.speedups['autofuse static']:.3f}"
+    case.speedups = {of: {v: geomean([r[of][v] for _, r in per_len]) for v in fns} for of in ("autofuse", "af-inductor")}
+    case.notes.append(f"geomean dynamic time / static time {1 / case.speedups['autofuse']['autofuse static']:.3f}"
                       " (target <= 1.10)")
     return case
 
@@ -273,10 +283,10 @@ def warm_up() -> None:
     Dynamo's and sympy's caches, Inductor's C++ toolchain probe, autofuse's precompiled header)
     is not charged to whichever variant of the first case compiles first."""
     lin = torch.nn.Linear(16, 16)
-    for backend in ("inductor", "autofuse"):
+    for backend, options in (("inductor", None), ("autofuse", None), ("autofuse", {"frontend": "inductor"})):
         for dynamic in (False, True):
             fn = torch.compile(own_copy(lambda m, x: torch.nn.functional.gelu(m(x)).softmax(-1) * x),
-                               backend=backend, dynamic=dynamic)
+                               backend=backend, dynamic=dynamic, options=options)
             for rows in (8, 12):
                 fn(lin, torch.randn(rows, 16)).sum().backward()
                 with torch.no_grad():
@@ -300,27 +310,49 @@ def geomean(xs: List[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def group_share(groups: List) -> str:
+    """'52/60 nodes (87%)': Inductor's pointwise/reduction scheduler nodes (in its fusion
+    groups) that became AscIR kernels; '-' when there are none."""
+    if not groups:
+        return "-"
+    k, n = sum(len(g.nodes) for g in groups if g.kernel), sum(len(g.nodes) for g in groups)
+    return f"{k}/{n} nodes ({100.0 * k / max(n, 1):.0f}%)"
+
+
 def table(cases: List[Case]) -> str:
     """The results as markdown: one row per case, then the geomeans per config."""
-    lines = ["| model | config | eager | Inductor | autofuse | vs eager | vs Inductor | max err | "
-             "compile s (ind / af) | C++ | fallbacks | checks |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| model | config | eager | Inductor | autofuse | vs eager | vs Inductor | af-inductor | vs eager | "
+             "vs Inductor | AscIR groups | max err (af / af-ind) | compile s (ind / af / af-ind) | C++ | fallbacks | checks |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in cases:
         checks = "ok" if not c.mismatches else f"{len(c.mismatches)} FAIL"
         lines.append(
             f"| {c.model} | {c.config} | {fmt(c.medians['eager'])} | {fmt(c.medians['inductor'])} | "
             f"{fmt(c.medians['autofuse'])} | {c.ratio('eager'):.3f}x | {c.ratio('inductor'):.3f}x | "
-            f"{c.max_error.get('autofuse', 0):.2g} | {c.compile_s.get('inductor', 0):.1f} / "
-            f"{c.compile_s.get('autofuse', 0):.1f} | {c.cxx_compiles} | {len(c.fallbacks)} | {checks} |")
-    lines += ["", "| config | cases | autofuse / eager (geomean) | autofuse / Inductor (geomean) | worst vs Inductor |",
-              "|---|---|---|---|---|"]
+            f"{fmt(c.medians['af-inductor'])} | {c.ratio('eager', 'af-inductor'):.3f}x | "
+            f"{c.ratio('inductor', 'af-inductor'):.3f}x | {group_share(c.groups)} | "
+            f"{c.max_error.get('autofuse', 0):.2g} / {c.max_error.get('af-inductor', 0):.2g} | "
+            f"{c.compile_s.get('inductor', 0):.1f} / {c.compile_s.get('autofuse', 0):.1f} / "
+            f"{c.compile_s.get('af-inductor', 0):.1f} | {c.cxx_compiles} | {len(c.fallbacks)} | {checks} |")
+    lines += ["", "| config | cases | autofuse / eager | autofuse / Inductor | worst vs Inductor | "
+              "af-inductor / eager | af-inductor / Inductor | AscIR groups |",
+              "|---|---|---|---|---|---|---|---|"]
     for config in CONFIGS:
         cs = [c for c in cases if c.config == config]
         if cs:
             worst = min(cs, key=lambda c: c.ratio("inductor"))
             lines.append(f"| {config} | {len(cs)} | {geomean([c.ratio('eager') for c in cs]):.3f}x | "
                          f"{geomean([c.ratio('inductor') for c in cs]):.3f}x | "
-                         f"{worst.model} {worst.ratio('inductor'):.3f}x |")
+                         f"{worst.model} {worst.ratio('inductor'):.3f}x | "
+                         f"{geomean([c.ratio('eager', 'af-inductor') for c in cs]):.3f}x | "
+                         f"{geomean([c.ratio('inductor', 'af-inductor') for c in cs]):.3f}x | "
+                         f"{group_share([g for c in cs for g in c.groups])} |")
+    groups = [g for c in cases for g in c.groups]
+    reasons = collections.Counter(g.reason for g in groups if not g.kernel)
+    lines += ["", f"Inductor frontend: {group_share(groups)} of Inductor's pointwise/reduction nodes became "
+              f"AscIR kernels (in {sum(g.kernel for g in groups)} of {len(groups)} fusion groups); the groups "
+              f"left to Inductor's C++, by reason:"]
+    lines += [f"- {k} x {why}" for why, k in reasons.most_common()]
     details = [f"- {c.model} {c.config}: {m}" for c in cases for m in c.fallbacks + c.mismatches + c.notes]
     text = "\n".join(lines + ([""] + details if details else [])) + "\n"
     return text + "".join("\n" + c.breakdown for c in cases if c.breakdown)
@@ -338,8 +370,9 @@ def chart(cases: List[Case], path: str) -> None:
     for ax, config in zip(axes[0], configs):
         cs = [c for c in cases if c.config == config]
         xs = range(len(cs))
-        ax.bar([x - 0.2 for x in xs], [c.ratio("eager") / c.ratio("inductor") for c in cs], 0.4, label="Inductor")
-        ax.bar([x + 0.2 for x in xs], [c.ratio("eager") for c in cs], 0.4, label="autofuse")
+        ax.bar([x - 0.27 for x in xs], [c.ratio("eager") / c.ratio("inductor") for c in cs], 0.27, label="Inductor")
+        ax.bar(list(xs), [c.ratio("eager") for c in cs], 0.27, label="autofuse")
+        ax.bar([x + 0.27 for x in xs], [c.ratio("eager", "af-inductor") for c in cs], 0.27, label="af-inductor")
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xticks(list(xs), [c.model for c in cs], rotation=30)
         ax.set_title(config)
@@ -373,7 +406,8 @@ def main() -> None:
             case = run_dynamic(name) if config == "dynamic" else run_case(name, config, args.breakdown)
             cases.append(case)
             progress(f"{name} {config}: autofuse {case.ratio('eager'):.3f}x eager, "
-                     f"{case.ratio('inductor'):.3f}x Inductor")
+                     f"{case.ratio('inductor'):.3f}x Inductor; af-inductor {case.ratio('eager', 'af-inductor'):.3f}x "
+                     f"eager, {case.ratio('inductor', 'af-inductor'):.3f}x Inductor, {group_share(case.groups)} AscIR")
     text = table(cases)
     print(text)
     os.makedirs(args.out, exist_ok=True)

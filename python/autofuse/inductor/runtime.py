@@ -55,6 +55,20 @@ class AscKernel:
         self.program, self.index = program, index
 
 
+_arange = torch.empty(0)
+
+
+def arange_f32(length: int) -> torch.Tensor:
+    """A float32 tensor whose element i is i, of at least `length` elements: the table an AscIR
+    kernel reads an iota (Inductor's index_expr) from. One per process, grown by doubling."""
+    global _arange
+    if _arange.numel() < length:
+        with _lock:
+            if _arange.numel() < length:
+                _arange = torch.arange(max(1 << max(length - 1, 1).bit_length(), 1024), dtype=torch.float32)
+    return _arange
+
+
 def compile_pending(name: str = "inductor") -> int:
     """Compiles every kernel created and not yet compiled, grouped by compile options, one
     translation unit per group; returns how many. Raises CompileError / ToolchainError."""

@@ -174,6 +174,9 @@ def make_scheduling(session: Session) -> type:
             keep = {b for b in written if not scheduler.can_buffer_be_removed_through_fusion(b, names)
                     or b in V.graph.get_output_names()}
             group = trace_group("k", nodes, keep)
+            for length in group.aranges.values():
+                if V.graph.sizevars.optimization_hint(length, fallback=1 << 30) > 1 << 24:
+                    raise Unsupported(f"an iota of {length} values (f32 is exact to 2^24)")
             # Named after its text, so the same group compiles to the same source (one JIT
             # cache entry) in every compile and process.
             rec.name = "af_" + hashlib.sha1(group.text.encode()).hexdigest()[:12]
@@ -194,11 +197,12 @@ def make_scheduling(session: Session) -> type:
             for b in removed:
                 V.graph.removed_buffers.add(b)
             real = V.graph.scheduler.mutation_real_name
-            ins = [real.get(b, b) for b in group.inputs]
+            wrapper = V.graph.wrapper_code
+            ins = [f"arange_f32({wrapper.codegen_python_sizevar(group.aranges[b])})" if b in group.aranges
+                   else real.get(b, b) for b in group.inputs]
             outs = [real.get(b, b) for b in group.outputs]
             symbols = group.symbols
-            wrapper = V.graph.wrapper_code
-            wrapper.add_import_once("from autofuse.inductor.runtime import AscKernel")
+            wrapper.add_import_once("from autofuse.inductor.runtime import AscKernel, arange_f32")
             body = f"AscKernel(r'''\n{group.text}''', {json.dumps(session.options)!r}, {symbols!r})"
             if rec.name not in session.defined:  # an identical group earlier in the graph
                 session.defined.add(rec.name)
@@ -208,7 +212,8 @@ def make_scheduling(session: Session) -> type:
                               f"({''.join(a + ', ' for a in outs)}), ({sizes}{',' if symbols else ''}))")
             rec.kernel = True
             rec.inputs, rec.outputs = ins, outs
-            rec.bytes_moved = _bytes_moved(list(dict.fromkeys(group.inputs + group.outputs)))
+            rec.bytes_moved = _bytes_moved([b for b in dict.fromkeys(group.inputs + group.outputs)
+                                            if b not in group.aranges])
             # Buffers whose last use this was are freed at the scheduler's next flush, as after
             # Inductor's own C++ kernels (freeing here would free what a group's later node reads).
 

@@ -51,6 +51,9 @@ _BOOL_OPS = {
 }
 _BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf"}
 # Inductor reduction type -> AscIR reduce kind.
+# The name prefix of the arange tables an iota reads (a kernel input the wrapper passes as
+# runtime.arange_f32(length)).
+ARANGE = "arange."
 _REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min",
                "prod": "reduce_prod", "any": "reduce_any"}
 
@@ -102,6 +105,7 @@ class AscTracer(DefaultHandler):
         self.narrowed: Dict[str, Value] = {}  # an f32 -> f16/bf16 cast -> the f32 value it rounds
         self.names: Set[str] = set()
         self.buffer_of: Dict[str, str] = {}  # data node -> the buffer it reads
+        self.aranges: Dict[str, sympy.Expr] = {}  # an arange table's name -> its length
         self.data: Dict[Tuple[str, Tuple[str, ...], str], Value] = {}
         self.stored: Dict[str, Tuple[sympy.Expr, Value]] = {}  # buffer -> (index, value)
         self.reduce_axes: Tuple[int, ...] = ()  # the reduction axes of the body being traced
@@ -244,13 +248,27 @@ class AscTracer(DefaultHandler):
 
     def index_expr(self, expr: sympy.Expr, dtype: torch.dtype) -> Value:
         expr = self.space.to_axes(expr)
-        if expr.free_symbols & set(self.vars):
-            raise Unsupported("index_expr over the loop variables (an iota) is not in AscIR")
         if dtype not in (torch.float32, torch.float16, torch.bfloat16):
-            raise Unsupported(f"index_expr of dtype {dtype}")
+            raise Unsupported(f"index_expr of dtype {dtype} (kernels compute f32, f16, bf16, bool)")
+        if expr.free_symbols & set(self.vars):
+            return self._iota(expr)
         if not expr.free_symbols:
             return self._scalar(float(expr), "f32")
         return Value("", "f32", (), size=expr)
+
+    def _iota(self, expr: sympy.Expr) -> Value:
+        """An index expression affine in the axes, as f32 values: a read of an arange table
+        (runtime.arange_f32) at that index, whose element i is i."""
+        strides, offset = self._affine(expr, "index_expr")
+        if any(not (s >= 0) for s in [*strides, offset]):
+            raise Unsupported(f"index_expr {expr} decreases along an axis")
+        length = offset + 1 + sum(s * (n - 1) for s, n in zip(strides, self.sizes))
+        name = f"{ARANGE}{len(self.aranges)}"
+        for known, n in self.aranges.items():
+            if sympy.simplify(n - length) == 0:
+                name = known
+        self.aranges[name] = sympy.expand(length)
+        return self.load(name, expr)
 
     def to_dtype(self, x: Any, dtype: torch.dtype, src_dtype: Optional[torch.dtype] = None,
                  use_compute_types: bool = True) -> Value:
@@ -271,7 +289,7 @@ class AscTracer(DefaultHandler):
             if sympy.simplify(self.space.to_axes(idx) - self.space.to_axes(index)) != 0:
                 raise Unsupported(f"reads {name}, written in the same kernel, at another index")
             return val
-        dtype = self.dtype_of(name)
+        dtype = torch.float32 if name.startswith(ARANGE) else self.dtype_of(name)
         if dtype not in _DTYPES:
             # Not a node: an integer value may only index (and then the group is a gather or
             # scatter); any arithmetic on it fails with its own reason.
@@ -441,6 +459,7 @@ class TracedGroup:
     inputs: List[str]   # buffer names, data index order
     outputs: List[str]  # buffer names, output index order
     symbols: List[str]  # the size symbols the text uses, sorted
+    aranges: Dict[str, sympy.Expr]  # the arange tables among `inputs` -> their lengths
 
 
 def group_ranges(nodes: Sequence[Any]) -> List[sympy.Expr]:
@@ -475,4 +494,4 @@ def trace_group(name: str, nodes: Sequence[Any], keep: Set[str]) -> TracedGroup:
             n._body(point, red)
     outputs = [b for b in tracer.stored if b in keep]
     text, inputs = tracer.finish(name, outputs)
-    return TracedGroup(text, inputs, outputs, sorted(tracer.symbols))
+    return TracedGroup(text, inputs, outputs, sorted(tracer.symbols), tracer.aranges)
