@@ -87,8 +87,15 @@ def expr_text(e: sympy.Expr) -> str:
     if e.is_Pow and e.exp.is_Integer and int(e.exp) > 0:
         return "*".join([f"({expr_text(e.base)})"] * int(e.exp))
     name = type(e).__name__
+    calls = {"Max": "max", "Min": "min"}
     if name == "FloorDiv":
         return f"floordiv({expr_text(e.args[0])}, {expr_text(e.args[1])})"
+    if name in ("Max", "Min") and len(e.args) >= 2:  # nested two at a time
+        head, *rest = e.args
+        out = expr_text(head)
+        for a in rest:
+            out = f"{calls[name]}({out}, {expr_text(a)})"
+        return out
     raise Unsupported(f"size expression {e} ({name}) has no AscIR form")
 
 
@@ -390,20 +397,20 @@ class AscTracer(DefaultHandler):
     def _affine(self, index: sympy.Expr, what: str) -> Tuple[List[sympy.Expr], sympy.Expr]:
         """(stride per kernel axis, offset) of an index affine in the loop variables."""
         index = self.space.to_axes(index)
+        loop = set(self.vars)
+        if any(not isinstance(a, (sympy.Symbol, sympy.Number, sympy.Add, sympy.Mul)) and a.free_symbols & loop
+               for a in sympy.preorder_traversal(index)):  # a loop variable under // or %
+            raise Unsupported(f"{what}: index {index} is not affine in the loop variables")
         strides = []
         for var in self.vars:
-            c = sympy.diff(index, var)
-            if c.free_symbols & set(self.vars) or any(type(a).__name__ in ("FloorDiv", "ModularIndexing")
-                                                      for a in sympy.preorder_traversal(index)):
+            c = sympy.expand(sympy.diff(index, var))
+            if c.free_symbols & loop:
                 raise Unsupported(f"{what}: index {index} is not affine in the loop variables")
-            strides.append(sympy.sympify(c))
-        offset = index.subs({v: 0 for v in self.vars})
+            strides.append(c)
+        offset = sympy.expand(index.subs({v: 0 for v in self.vars}))
         for e in [*strides, offset]:
+            expr_text(e)  # Unsupported where a size has no AscIR form
             self.symbols |= {x.name for x in e.free_symbols}
-        if any(type(a).__name__ not in ("Symbol", "Integer", "Add", "Mul", "Pow", "One", "Zero",
-                                        "NegativeOne", "FloorDiv")
-               for a in sympy.preorder_traversal(offset)):
-            raise Unsupported(f"{what}: offset {offset} has no AscIR form")
         return strides, offset
 
     # --- the kernel --------------------------------------------------------------------
