@@ -71,6 +71,7 @@ class Value:
     const: float = 0.0  # a scalar's value
     size: Optional[sympy.Expr] = None
     reduce_of: Optional[Tuple[str, "Value", Tuple[int, ...]]] = None  # (kind, input, axes)
+    buffer: str = ""  # a value of a dtype kernels do not compute (no node): the buffer it is from
 
 
 def expr_text(e: sympy.Expr) -> str:
@@ -144,6 +145,10 @@ class AscTracer(DefaultHandler):
 
     def _node(self, base: str, op: str, inputs: Sequence[Value], dtype: str, varies: Sequence[bool],
               attrs: str = "") -> Value:
+        for v in inputs:
+            if not v.node:
+                raise Unsupported(f"{op} of {v.dtype} values{f' read from {v.buffer}' if v.buffer else ''} "
+                                  f"(kernels compute f32, f16, bf16, bool)")
         args = ", ".join(f"%{v.node}" for v in inputs)
         attrs = f" {{{attrs}}}" if attrs else ""
         rest = f"{op}({args}){attrs} sched [{self._all_axes()}]{self._tensor(dtype, varies)}"
@@ -300,7 +305,7 @@ class AscTracer(DefaultHandler):
         if dtype not in _DTYPES:
             # Not a node: an integer value may only index (and then the group is a gather or
             # scatter); any arithmetic on it fails with its own reason.
-            return Value(name, str(dtype).replace("torch.", ""))
+            return Value("", str(dtype).replace("torch.", ""), buffer=name)
         strides, offset = self._affine(index, f"load of {name}")
         varies = tuple(s != 0 for s in strides)
         key = (name, tuple(map(str, strides)), str(offset))
@@ -319,7 +324,7 @@ class AscTracer(DefaultHandler):
 
     def indirect_indexing(self, index: Any, size: Any, check: bool = True, wrap_neg: bool = True) -> Any:
         v = self._value(index)
-        raise Unsupported(f"indirect indexing by the values of {v.node or 'a computed index'} "
+        raise Unsupported(f"indirect indexing by the values of {v.buffer or 'a computed index'} "
                           f"(a gather or scatter; AscIR kernels index affinely)")
 
     def store(self, name: str, index: sympy.Expr, value: Any, mode: Any = None) -> None:
