@@ -74,7 +74,9 @@ HOST_ISAS = isas=$$($(PY) -c "import autofuse; print(' '.join(autofuse.host_isas
 # and programs with torch.cat (test_random_concat_graphs.py); once per kernel ISA of the host,
 # then once on the ascendc target (every kernel the Ascend C emitter prints runs against
 # ascendc_emu), with every Ascend C acceptance case (AUTOFUSE_ASCENDC_FULL; make test runs each
-# module's ASCENDC_QUICK slice).
+# module's ASCENDC_QUICK slice); then through the Inductor frontend (200 cases each: equal to
+# eager, or to plain Inductor where Inductor itself differs; no group left to Inductor by a
+# tracer bug) with every Inductor-frontend acceptance case (make test: INDUCTOR_QUICK).
 fuzz: build
 	@$(HOST_ISAS) && for isa in $$isas; do echo "== fuzz, isa $$isa"; \
 	  AUTOFUSE_ISA=$$isa AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q \
@@ -84,7 +86,13 @@ fuzz: build
 	  AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} AUTOFUSE_ASCENDC_FULL=1 $(PY) -m pytest -q \
 	  tests/python/test_random_graphs.py tests/python/test_random_reduce_graphs.py \
 	  tests/python/test_random_concat_graphs.py tests/python/test_ascendc_kernels.py \
-	  tests/python/test_acceptance.py tests/python/test_acceptance_reduce.py -k "random or ascendc"
+	  tests/python/test_acceptance.py tests/python/test_acceptance_reduce.py -k "random or ascendc" || exit 1; \
+	echo "== fuzz, frontend inductor"; AUTOFUSE_FRONTEND=inductor AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_INDUCTOR_CASES:-200} \
+	  $(PY) -m pytest -q tests/python/test_random_graphs.py tests/python/test_random_reduce_graphs.py \
+	  tests/python/test_random_concat_graphs.py || exit 1; \
+	echo "== frontend inductor, every acceptance case"; AUTOFUSE_INDUCTOR_FULL=1 AUTOFUSE_ASCENDC_FULL=1 $(PY) -m pytest -q \
+	  tests/python/test_acceptance.py tests/python/test_acceptance_reduce.py tests/python/test_concat.py \
+	  tests/python/test_dynamic_shapes.py -k inductor
 
 # PyTorch's OpInfo samples in full (tests/python/test_opinfo.py): every sample of every op we
 # fuse, in every dtype it takes, once per kernel ISA of the host; `make test` runs the largest

@@ -1,4 +1,5 @@
-"""make bench-smoke: eager vs torch.compile (Inductor) vs autofuse, side by side in one run,
+"""make bench-smoke: eager vs torch.compile (Inductor) vs autofuse (and its Inductor frontend,
+"af-inductor": Inductor's fusion groups compiled by autofuse), side by side in one run,
 with achieved bandwidth against a triad measured in the same run. Never part of `make test`.
 
 Cases: an elementwise chain, LayerNorm (weight and bias), RMSNorm and softmax(-1), at a large
@@ -174,16 +175,22 @@ def run_case(case: Case, budget_s: float, triad: Triad) -> Result:
     expected = fn(*args)
     inductor = torch.compile(own_copy(fn))
     af = torch.compile(own_copy(fn), backend="autofuse")
+    # The Inductor frontend: Inductor's fusion groups, autofuse's kernels.
+    af_ind = torch.compile(own_copy(fn), backend="autofuse", options={"frontend": "inductor"})
     with autofuse.collect_records() as records:
         got = af(*args)
     got_ind = inductor(*args)
+    got_af_ind = af_ind(*args)
     kernels, graphs = _compile_report(records)
-    err = {"autofuse": max_abs_error(got, expected), "inductor": max_abs_error(got_ind, expected)}
-    ok = {"autofuse": within_tolerance(got, expected), "inductor": within_tolerance(got_ind, expected)}
+    err = {"autofuse": max_abs_error(got, expected), "inductor": max_abs_error(got_ind, expected),
+           "af-inductor": max_abs_error(got_af_ind, expected)}
+    ok = {"autofuse": within_tolerance(got, expected), "inductor": within_tolerance(got_ind, expected),
+          "af-inductor": within_tolerance(got_af_ind, expected)}
     fns: Dict[str, Callable[[], object]] = {
         "eager": lambda: fn(*args),
         "inductor": lambda: inductor(*args),
         "autofuse": lambda: af(*args),
+        "af-inductor": lambda: af_ind(*args),
     }
     if case.small:
         floor = torch.compile(own_copy(fn), backend=_passthrough_backend)
@@ -214,7 +221,8 @@ def print_result(r: Result) -> None:
     af = t["autofuse"]
     print(f"\n{r.case.label}")
     print(f"  eager {_fmt_time(t['eager'])} | inductor {_fmt_time(t['inductor'])} | "
-          f"autofuse {_fmt_time(af)}   (medians, {r.samples} calls each, interleaved)")
+          f"autofuse {_fmt_time(af)} | af-inductor {_fmt_time(t['af-inductor'])}   "
+          f"(medians, {r.samples} calls each, interleaved)")
     print(f"  autofuse vs eager {t['eager'] / af:.2f}x, vs inductor {t['inductor'] / af:.2f}x   "
           f"(fastest samples: " + ", ".join(f"{k} {_fmt_time(v)}" for k, v in r.fastest.items()) + ")")
     if "dynamo floor" in t:
@@ -233,7 +241,8 @@ def print_result(r: Result) -> None:
     print(f"  autofuse kernels: {r.kernels}  [" + " | ".join(r.graphs) + "]")
     tol = {k: "ok" if v else "EXCEEDS assert_close tolerance" for k, v in r.ok.items()}
     print(f"  max abs error vs eager: autofuse {r.err['autofuse']:.3g} ({tol['autofuse']}), "
-          f"inductor {r.err['inductor']:.3g} ({tol['inductor']})")
+          f"inductor {r.err['inductor']:.3g} ({tol['inductor']}), "
+          f"af-inductor {r.err['af-inductor']:.3g} ({tol['af-inductor']})")
     print(f"  {target_line(r)}")
 
 
@@ -287,12 +296,12 @@ def main() -> None:
             results.append(run_case(case, 1.0 if case.small else 4.0, triad))
             print_result(results[-1])
     print(f"\nSTREAM triad at the end: {triad_gbps():.1f} GB/s")
-    print(f"\n{'case':<36}{'eager':>11}{'inductor':>11}{'autofuse':>11}{'vs eager':>9}"
+    print(f"\n{'case':<36}{'eager':>11}{'inductor':>11}{'autofuse':>11}{'af-ind.':>11}{'vs eager':>9}"
           f"{'vs ind.':>8}{'% triad':>8}{'kernels':>8}  target")
     for r in results:
         t = r.times
         pct = "-" if r.case.small else f"{100 * r.triad_fraction():.0f}%"
-        cols = "".join(f"{_fmt_time(t[k]):>11}" for k in ("eager", "inductor", "autofuse"))
+        cols = "".join(f"{_fmt_time(t[k]):>11}" for k in ("eager", "inductor", "autofuse", "af-inductor"))
         print(f"{r.case.label:<36}" + cols
               + f"{t['eager'] / t['autofuse']:>8.2f}x{t['inductor'] / t['autofuse']:>7.2f}x{pct:>8}"
               f"{r.kernels:>8}  {'MET' if target_met(r) else 'NOT MET'}")

@@ -45,6 +45,54 @@ def check_inductor_groups():
     return rec
 
 
+def check_inductor_records(ctx=""):
+    """Through the Inductor frontend (a fuzzer's run): the graphs compiled, none fell back to
+    Inductor's kernels wholesale, and no group stayed with Inductor because of a tracer bug (an
+    exception, or AscIR that does not parse or verify: `line L:C: ...`, `ascgraph @k: ...`);
+    unsupported ops and what the schedule or codegen cannot do yet are fine."""
+    import re
+
+    from autofuse.inductor import compiled_graphs
+
+    recs = compiled_graphs()
+    assert recs, f"no graph compiled\n{ctx}"
+    for rec in recs:
+        assert rec.fallback == "", f"{rec.fallback}\n{ctx}"
+        for g in rec.groups:
+            bug = re.match(r"autofuse cannot compile its AscIR: (line \d|ascgraph @)|\w+(Error|Exception): ", g.reason)
+            assert not bug, f"group {g.nodes}: {g.reason}\n{g.ascir}\n{ctx}"
+
+
+def check_fuzz_case_through_inductor(fn, args, got, expected, ctx="", exact_check=None):
+    """A fuzzer's case through the Inductor frontend: each output equal to eager (assert_close),
+    or closer to the float64 result than eager is (`exact_check(k, got, eager)`: the fuzzer's
+    own oracle for 1-ulp differences of transcendental functions that flip a bf16 rounding), or
+    else equal to plain Inductor's (its decompositions choose the rounding points and the
+    special-value semantics this frontend compiles faithfully: seeds where Inductor itself
+    differs from eager); then the records (check_inductor_records)."""
+    import torch._dynamo
+
+    plain = None
+    for k, (g, e) in enumerate(zip(got, expected)):
+        try:
+            torch.testing.assert_close(g, e, equal_nan=True)
+            continue
+        except AssertionError as err:
+            away = str(err)
+        if exact_check is not None:
+            try:
+                exact_check(k, g, e)
+                continue
+            except AssertionError:
+                pass
+        if plain is None:
+            torch._dynamo.reset()
+            plain = torch.compile(fn, backend="inductor", dynamic=False)(*args)
+        torch.testing.assert_close(g, plain[k], equal_nan=True,
+                                   msg=lambda m: f"output {k}: {m}\nvs eager: {away}\n{ctx}")
+    check_inductor_records(ctx)
+
+
 def inductor_frontend():
     """Whether the test runs through the Inductor frontend (the `frontend` fixture)."""
     import os

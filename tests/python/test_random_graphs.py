@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
 
 import autofuse
-from helpers import compile_fn
+from helpers import check_fuzz_case_through_inductor, compile_fn, inductor_frontend
 
 # ~0.6-1.3 s per case (a Dynamo trace and a g++ JIT compile each): 40 cases stay under ~40 s on two
 # cores.
@@ -284,6 +284,10 @@ def run_case(seed):
     config = _config(case)
     got = compile_fn(case.fn, config)(*[a for a in args])
     ctx = case.repro() + ("\n# compiled with CompilerConfig(emulate_precision_casts=True)" if config else "")
+    if inductor_frontend():  # AUTOFUSE_FRONTEND=inductor (make fuzz)
+        return check_fuzz_case_through_inductor(
+            case.fn, args, got, expected, ctx,
+            lambda k, g, e: _float64_oracle(case, args, k, g, e, low, ctx))
     for k, (g, e) in enumerate(zip(got, expected)):
         tol = {}
         if e.dtype == torch.float32 and low is not None:
@@ -315,6 +319,13 @@ def run_case(seed):
             f"{rec.fallback}\n{ctx}")
         if rec.runner is not None:
             assert not rec.runner._broken and not rec.runner._warned, ctx
+
+
+def _float64_oracle(case, args, k, g, e, low, ctx) -> None:
+    """test_random_reduce_graphs._assert_matches for output k (imported here: it imports this file)."""
+    from test_random_reduce_graphs import _assert_matches, _exact
+
+    _assert_matches(g, e, _exact(case, args)[k], low, f"output {k}\n{ctx}")
 
 
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + CASES))

@@ -38,7 +38,7 @@ import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
 
 import autofuse
 from autofuse._C import StepKind
-from helpers import compile_fn, node_names
+from helpers import check_fuzz_case_through_inductor, compile_fn, inductor_frontend, node_names
 from test_random_graphs import _config, _fake_strides, _lowest_precision, define_program
 
 CASES = int(os.environ.get("AUTOFUSE_FUZZ_CASES", "40"))
@@ -364,6 +364,10 @@ def run_case(seed: int) -> None:
     ctx = case.repro() + ("\n# compiled with CompilerConfig(emulate_precision_casts=True)" if _config(case) else "")
     with autofuse.collect_records() as recs:
         got = compile_fn(case.fn, _config(case))(*args)
+    if inductor_frontend():  # AUTOFUSE_FRONTEND=inductor (make fuzz)
+        return check_fuzz_case_through_inductor(
+            case.fn, args, got, expected, ctx,
+            lambda k, g, e: _assert_matches(g, e, _exact(case, args)[k], _lowest_precision(case), ctx))
     exact = None
     for k, (g, e) in enumerate(zip(got, expected)):
         try:

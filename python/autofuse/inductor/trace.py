@@ -26,7 +26,7 @@ import sympy
 import torch
 
 from .loop_space import LoopSpace
-from .torch_internals import DefaultHandler, V
+from .torch_internals import DefaultHandler, V, inductor_config
 from .unsupported import Unsupported
 
 # torch dtype -> AscIR dtype name: what generated kernels read, compute and write.
@@ -181,18 +181,19 @@ class AscTracer(DefaultHandler):
             return v
         return self._node(v.node + ".b", "broadcast", [v], v.dtype, varies)
 
-    def _cast(self, v: Value, dtype: str) -> Value:
+    def _cast(self, v: Value, dtype: str, compute_types: bool = False) -> Value:
         v = self._materialize(v)
         if v.dtype == dtype:
             return v
         if v.scalar:
             return self._scalar(float(bool(v.const)) if dtype == "bool" else v.const, dtype)
         if dtype == "f32" and v.node in self.narrowed:
-            # Inductor's CPU kernels keep a value rounded to f16/bf16 and widened again in f32
-            # (its to_dtype pairs cancel inside a kernel): so do these.
+            # A rounding to f16/bf16 "in compute types" widened again is the f32 value itself,
+            # as in Inductor's CPU kernels (their to_dtype convert cache, unless
+            # emulate_precision_casts); an explicit rounding (use_compute_types=False) stays.
             return self.narrowed[v.node]
         out = self._node(f"{v.node}.{dtype}", "cast", [v], dtype, v.varies)
-        if v.dtype == "f32" and dtype in ("f16", "bf16"):
+        if compute_types and v.dtype == "f32" and dtype in ("f16", "bf16") and not inductor_config.emulate_precision_casts:
             self.narrowed[out.node] = v
         return out
 
@@ -293,7 +294,7 @@ class AscTracer(DefaultHandler):
             zero = self._scalar(0.0, "f32")
             v = self._cast(v, "f32")
             return self._node("ne", "ne", [v, zero], "bool", v.varies) if not v.scalar else self._cast(v, "bool")
-        return self._cast(v, _DTYPES[dtype])
+        return self._cast(v, _DTYPES[dtype], compute_types=use_compute_types)
 
     def load(self, name: str, index: sympy.Expr) -> Value:
         if name in self.stored:
