@@ -331,12 +331,7 @@ def explain(
     config = config or CompilerConfig()
     if config.frontend == "inductor":
         return _explain_inductor(fn, inputs, config, print_report, backward, kwargs)
-    compiled = torch.compile(fn, backend=get_backend(config))
-    with collect_records() as records:
-        out = compiled(*inputs, **kwargs)
-        grads = [t for t in _tensors(out) if t.requires_grad]
-        if grads if backward is None else backward:
-            _backward_keeping_grads(grads, fn, inputs)
+    out, records = _run(fn, inputs, kwargs, config, backward, collect_records)
     report = ExplainReport([graph_report(r) for r in records], out)
     directory = picture_dir or config.dump_dir
     if directory:
@@ -353,19 +348,27 @@ def explain(
     return report
 
 
+def _run(fn: Callable, inputs: Sequence[Any], kwargs: Dict[str, Any], config: CompilerConfig,
+         backward: Optional[bool], collector: Callable) -> Tuple[Any, List[Any]]:
+    """(fn's output, the records `collector` gathered): fn compiled with `config` and run, and
+    its backward too when the output requires grad (or `backward` says so)."""
+    compiled = torch.compile(fn, backend=get_backend(config))
+    with collector() as records:
+        out = compiled(*inputs, **kwargs)
+        grads = [t for t in _tensors(out) if t.requires_grad]
+        if grads if backward is None else backward:
+            _backward_keeping_grads(grads, fn, inputs)
+    return out, list(records)
+
+
 def _explain_inductor(fn: Callable, inputs: Sequence[Any], config: CompilerConfig, print_report: bool,
                       backward: Optional[bool], kwargs: Dict[str, Any]):
     """explain() for the Inductor frontend: an autofuse.inductor.InductorReport (each Inductor
     fusion group, whether it became an AscIR kernel or why not, its bytes, AscIR and source)."""
     from .inductor import InductorReport, collect_records as collect_inductor
 
-    compiled = torch.compile(fn, backend=get_backend(config))
-    with collect_inductor() as records:
-        out = compiled(*inputs, **kwargs)
-        grads = [t for t in _tensors(out) if t.requires_grad]
-        if grads if backward is None else backward:
-            _backward_keeping_grads(grads, fn, inputs)
-    report = InductorReport(list(records), out)
+    out, records = _run(fn, inputs, kwargs, config, backward, collect_inductor)
+    report = InductorReport(records, out)
     if print_report:
         print(report)
     return report

@@ -138,6 +138,34 @@ void schedule_kernels(fusion::FusedGraph& fused, const schedule::Target& t) {
   }
 }
 
+namespace {
+
+/// The pipeline from Schedule on, for both entries (compile, compile_ascir): schedule, codegen,
+/// jit, stopping after `last`.
+void from_schedule(CompiledProgram& prog, const CompileOptions& opts, const std::string& name,
+                   Stage last, std::chrono::steady_clock::time_point start) {
+  // Axis merging, tile and block split, vectorized axis: one TilingCase per kernel.
+  schedule_kernels(prog.fused, opts.target);
+  dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
+  if (!opts.dump_dir.empty() && !prog.fused.source.nodes.empty())
+    dump(opts, name, "fused.dot", fusion::print_dot(prog.fused));
+  if (last == Stage::Schedule) return;
+
+  // One translation unit for every kernel of the graph: C++ for the CPU, or Ascend C for each
+  // kernel the Ascend C emitter can print and C++ for the rest.
+  std::vector<codegen::KernelUnit> kernels = kernel_units(prog.fused);
+  codegen::EmittedSource src = program_source(kernels, opts, name);
+  prog.source = src.code;
+  dump(opts, name, "cpp", prog.source);
+  if (last == Stage::Codegen || kernels.empty()) return;
+
+  // Compile (or fetch from the disk cache) and load.
+  load_kernels(prog, src, opts, name);
+  finish(prog, opts, name, start);
+}
+
+}  // namespace
+
 CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage last) {
   auto start = std::chrono::steady_clock::now();
   CompiledProgram prog;
@@ -167,23 +195,7 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   dump(opts, name, "fused.txt", fusion::print(prog.fused));
   if (last == Stage::Fuse) return prog;
 
-  // Axis merging, tile and block split, vectorized axis: one TilingCase per kernel.
-  schedule_kernels(prog.fused, opts.target);
-  dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
-  if (!opts.dump_dir.empty()) dump(opts, name, "fused.dot", fusion::print_dot(prog.fused));
-  if (last == Stage::Schedule) return prog;
-
-  // One translation unit for every kernel of the graph: C++ for the CPU, or Ascend C for each
-  // kernel the Ascend C emitter can print and C++ for the rest.
-  std::vector<codegen::KernelUnit> kernels = kernel_units(prog.fused);
-  codegen::EmittedSource src = program_source(kernels, opts, name);
-  prog.source = src.code;
-  dump(opts, name, "cpp", prog.source);
-  if (last == Stage::Codegen || kernels.empty()) return prog;
-
-  // Compile (or fetch from the disk cache) and load.
-  load_kernels(prog, src, opts, name);
-  finish(prog, opts, name, start);
+  from_schedule(prog, opts, name, last, start);
   return prog;
 }
 
@@ -201,19 +213,7 @@ CompiledProgram compile_ascir(const std::string& text, const CompileOptions& opt
     prog.fused.nodes.push_back(std::move(n));
   }
   if (last == Stage::Verify || last == Stage::Lower || last == Stage::Fuse) return prog;
-
-  schedule_kernels(prog.fused, opts.target);
-  dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
-  if (last == Stage::Schedule) return prog;
-
-  std::vector<codegen::KernelUnit> kernels = kernel_units(prog.fused);
-  codegen::EmittedSource src = program_source(kernels, opts, name);
-  prog.source = src.code;
-  dump(opts, name, "cpp", prog.source);
-  if (last == Stage::Codegen || kernels.empty()) return prog;
-
-  load_kernels(prog, src, opts, name);
-  finish(prog, opts, name, start);
+  from_schedule(prog, opts, name, last, start);
   return prog;
 }
 

@@ -26,8 +26,8 @@ ASCENDC_QUICK = ["ascendc-autofuse-7-", "ascendc-autofuse-2x3x5x7-",
                  "transposed_input[ascendc-autofuse-3x1000-", "ascendc-autofuse-torch.bfloat16-",
                  "python_scalar_operands[ascendc-autofuse", "ascendc-inductor-3x1000-"]
 # The Inductor-frontend cases `make test` runs.
-INDUCTOR_QUICK = ["cpu-inductor-7-", "cpu-inductor-2x3x5x7-", "ascendc-inductor-3x1000-",
-                  "transposed_input[cpu-inductor-3x1000-", "cpu-inductor-torch.bfloat16-",
+INDUCTOR_QUICK = ["fp32[cpu-inductor-2x3x5x7-", "fp32[ascendc-inductor-3x1000-sigmoid",
+                  "transposed_input[cpu-inductor-3x1000-affine", "cpu-inductor-torch.bfloat16-sigmoid",
                   "python_scalar_operands[cpu-inductor"]
 
 

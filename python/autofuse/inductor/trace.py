@@ -70,7 +70,6 @@ class Value:
     scalar: bool = False
     const: float = 0.0  # a scalar's value
     size: Optional[sympy.Expr] = None
-    reduce_of: Optional[Tuple[str, "Value", Tuple[int, ...]]] = None  # (kind, input, axes)
     buffer: str = ""  # a value of a dtype kernels do not compute (no node): the buffer it is from
 
 
@@ -111,6 +110,7 @@ class AscTracer(DefaultHandler):
         self.lines: List[Tuple[str, Tuple[str, ...], str]] = []  # (name, inputs, text) per node
         self.memo: Dict[str, Value] = {}  # a node's text without its name -> the node (CSE)
         self.narrowed: Dict[str, Value] = {}  # an f32 -> f16/bf16 cast -> the f32 value it rounds
+        self.reduce_of: Dict[str, Tuple[str, Value, Tuple[int, ...]]] = {}  # reduce -> (kind, input, axes)
         self.names: Set[str] = set()
         self.buffer_of: Dict[str, str] = {}  # data node -> the buffer it reads
         self.aranges: Dict[str, sympy.Expr] = {}  # an arange table's name -> its length
@@ -235,7 +235,7 @@ class AscTracer(DefaultHandler):
     def _where(self, cond: Any, a: Any, b: Any) -> Value:
         c, x, y = (self._value(v) for v in (cond, a, b))
         if c.dtype != "bool":
-            c = self._cast(c, "bool")
+            c = self.to_dtype(c, torch.bool)
         if x.dtype == "bool" or y.dtype == "bool":
             raise Unsupported("where over bool values")
         x, y = self._cast(x, "f32"), self._cast(y, "f32")
@@ -381,13 +381,14 @@ class AscTracer(DefaultHandler):
         for a in self.reduce_axes:
             out[a] = False
         r = self._node(kind, kind, [x], x.dtype, out)
-        return dataclasses.replace(r, reduce_of=(kind, x, tuple(self.reduce_axes)))
+        self.reduce_of[r.node] = (kind, x, tuple(self.reduce_axes))
+        return r
 
     def _mean(self, num: Value, count: sympy.Expr) -> Optional[Value]:
         """reduce_sum(x) / N over N reduced elements: reduce_mean(x); None when not that."""
-        if num.reduce_of is None or num.reduce_of[0] != "reduce_sum":
+        kind, x, axes = self.reduce_of.get(num.node, ("", None, ()))
+        if kind != "reduce_sum":
             return None
-        _, x, axes = num.reduce_of
         n = sympy.Integer(1)
         for a in axes:
             n = n * self.sizes[a]
