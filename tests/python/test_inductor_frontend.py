@@ -198,3 +198,11 @@ def test_iotas_and_split_loops_are_ascir_kernels(fn, dynamic):
         assert rec.groups and all(g.kernel for g in rec.groups), [(g.nodes, g.reason) for g in rec.groups]
     text = "".join(g.ascir for r in compiled_graphs() for g in r.groups)
     assert ("arange." in text) == (fn is rotary_from_positions)
+
+
+def test_under_inductors_cpp_wrapper_every_group_stays_inductors():
+    fn, x = (lambda x: torch.sigmoid(x) * 2 + 1), torch.randn(4, 8)
+    with torch._inductor.config.patch(cpp_wrapper=True):
+        torch.testing.assert_close(compile_inductor(fn)(x), fn(x))
+    (rec,) = compiled_graphs()
+    assert rec.groups and all(not g.kernel and "cpp_wrapper" in g.reason for g in rec.groups)

@@ -166,6 +166,8 @@ def make_scheduling(session: Session) -> type:
                                origins=_origins(nodes), kind=kind, kernel=False)
 
         def _trace(self, nodes, rec: GroupRecord):
+            if V.graph.cpp_wrapper:
+                raise Unsupported("Inductor's C++ wrapper (cpp_wrapper, AOTInductor): the calls are Python")
             if any(n.is_template() or n.is_extern() for n in nodes):
                 raise Unsupported("a template or extern kernel")
             scheduler = V.graph.scheduler

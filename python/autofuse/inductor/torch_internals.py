@@ -85,6 +85,7 @@ def check() -> List[str]:
     for attr in ("get_dtype", "get_buffer", "get_output_names"):
         need(graph, attr, "GraphLowering")
     need_set(graph, "removed_buffers")
+    need_set(graph, "cpp_wrapper")
     need_set(graph, "graph_inputs")
     wrapper = torch._inductor.codegen.wrapper.PythonWrapperCodegen
     for attr in ("define_kernel", "writeline", "codegen_python_sizevar"):
