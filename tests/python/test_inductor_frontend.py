@@ -53,6 +53,7 @@ def test_the_torch_internals_it_relies_on_are_in_place():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
 @pytest.mark.parametrize("fn", SEEDS, ids=lambda f: f.__name__)
 def test_seed_patterns_are_one_ascir_kernel(fn, dtype):
+    """Each of the seed's four starting patterns: exactly one AscIR kernel, fp32 and bf16."""
     x = torch.randn(16, 768, dtype=dtype)
     gamma, beta = torch.randn(768, dtype=dtype), torch.randn(768, dtype=dtype)
     got = compile_inductor(fn)(x, gamma, beta)
