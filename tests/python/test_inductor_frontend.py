@@ -207,3 +207,26 @@ def test_under_inductors_cpp_wrapper_every_group_stays_inductors():
         torch.testing.assert_close(compile_inductor(fn)(x), fn(x))
     (rec,) = compiled_graphs()
     assert rec.groups and all(not g.kernel and "cpp_wrapper" in g.reason for g in rec.groups)
+
+
+def test_an_error_of_ours_inside_inductors_codegen_leaves_the_graph_on_inductor_kernels(monkeypatch, caplog):
+    from autofuse.inductor import scheduling
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated frontend bug")
+
+    real = scheduling.make_scheduling
+
+    def make(session):
+        cls = real(session)
+        monkeypatch.setattr(cls, "_emit", broken)
+        return cls
+
+    monkeypatch.setattr(scheduling, "make_scheduling", make)
+    monkeypatch.setattr(autofuse.inductor.frontend, "make_scheduling", make)
+    fn, x = (lambda x: torch.sigmoid(x) * 2 + 1), torch.randn(4, 8)
+    got, code = run_and_get_code(compile_inductor(fn), x)
+    torch.testing.assert_close(got, fn(x))
+    (rec,) = compiled_graphs()
+    assert "simulated frontend bug" in rec.fallback
+    assert "runs on Inductor's own kernels" in caplog.text and "cpp_fused" in code[-1]

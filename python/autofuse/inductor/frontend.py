@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import itertools
 import threading
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import torch
 
@@ -98,28 +98,37 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
     """Compiles a Dynamo graph through Inductor with autofuse's kernels for its fusion groups."""
     from .. import _C
 
-    def check_source(text: str) -> str:
+    def check_source(text: str) -> Tuple[str, List[str]]:
         return _C.ascir_source(text, isa=config.isa, target=config.target)
 
     def inner(gm: torch.fx.GraphModule, example_inputs: List[Any], **kwargs: Any) -> Any:
         name = f"i{next(_counter)}"
         session = Session(_options(config), check_source)
-        with _registered(session), inductor_config.patch(fx_graph_cache=False):
-            compiled = compile_fx_inner(gm, example_inputs, **kwargs)
         rec = InductorGraphRecord(name, session.groups)
+
+        def inductors_own(e: Exception) -> Any:
+            """The graph compiled again by Inductor alone, after autofuse's part failed."""
+            if not config.fallback_on_error:
+                raise e
+            runtime.discard_pending()
+            rec.fallback = f"{type(e).__name__}: {e}"
+            logger.warning("autofuse: graph %s runs on Inductor's own kernels: %s", name, rec.fallback)
+            forget_output_strides()
+            return compile_fx_inner(gm, example_inputs, **kwargs)
+
+        try:
+            with _registered(session), inductor_config.patch(fx_graph_cache=False):
+                compiled = compile_fx_inner(gm, example_inputs, **kwargs)
+        except Exception as e:  # a bug of ours inside Inductor's codegen must not fail the compile
+            _publish(rec)
+            return inductors_own(e)
         _publish(rec)
         if not rec.kernels:
             return compiled
         try:
             runtime.compile_pending(name)
         except (_C.CompileError, _C.ToolchainError) as e:
-            if not config.fallback_on_error:
-                raise
-            runtime.discard_pending()
-            rec.fallback = f"{type(e).__name__}: {e}"
-            logger.warning("autofuse: graph %s runs on Inductor's own kernels: %s", name, e)
-            forget_output_strides()
-            return compile_fx_inner(gm, example_inputs, **kwargs)
+            return inductors_own(e)
         logger.info("autofuse: Inductor graph %s: %d of %d fusion groups are AscIR kernels",
                     name, len(rec.kernels), len(rec.groups))
         if config.dump_dir:
