@@ -93,11 +93,7 @@ def compile_pending(name: str = "inductor") -> int:
     return len(batch)
 
 
-def discard_pending(kernels: Optional[Sequence[AscKernel]] = None) -> None:
-    """Forgets pending kernels (all, or `kernels`): a graph that fell back never runs them."""
+def discard_pending() -> None:
+    """Forgets the pending kernels: a graph that fell back to Inductor's kernels never runs them."""
     with _lock:
-        if kernels is None:
-            _pending.clear()
-        else:
-            keep = [k for k in _pending if all(k is not d for d in kernels)]
-            _pending[:] = keep
+        _pending.clear()
