@@ -153,6 +153,18 @@ void check_device_rules(const af::KernelHandle& h) {
                              " broke the device's rules under ascendc_emu:\n" + text);
 }
 
+/// Throws IndexError when kernel h's gathers met an index outside its dim in the launch that
+/// just ran (the lanes read row 0 instead; eager raises for such an index too).
+void check_index_fault(const af::KernelHandle& h) {
+  auto take = reinterpret_cast<int64_t (*)()>(h.index_fault_fn);
+  if (!take) return;
+  int64_t index = take();
+  if (index != INT64_MIN)
+    throw nb::index_error(("autofuse: kernel " + h.name + " gathered index " +
+                           std::to_string(index) + ", out of bounds for its dim")
+                              .c_str());
+}
+
 /// Runs kernel k: ptrs = data pointers of its inputs then outputs, syms = its size symbols.
 void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthreads) {
   const af::KernelHandle& h = kernel_at(p, k);
@@ -178,6 +190,7 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
   if (!p.tuning) {
     af::runtime::launch(tiling, kernel, args, symbols.data(), nthreads, p.target);
     check_device_rules(h);
+    check_index_fault(h);
     return;
   }
   // Tuning: the choice this kernel used for the shape bucket before, else the stored one, else
@@ -198,6 +211,7 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
   }
   af::runtime::launch_tuned(tiling, kernel, args, symbols.data(), *c, p.target);
   check_device_rules(h);
+  check_index_fault(h);
 }
 
 /// What kernel k's launch with `syms` and `nthreads` would use: the tiling function's block_dim

@@ -104,9 +104,10 @@ class Verifier {
         fail_node(n, "input %" + g_.nodes[n.inputs[0]].name + " is not a store");
       if (op == "output") check_distinct_axes(n);
     } else if (op == "load") {
-      check_arity(n, 1);
+      if (n.inputs.size() != 2) check_arity(n, 1);
       if (g_.nodes[n.inputs[0]].op != "data")
         fail_node(n, "input %" + g_.nodes[n.inputs[0]].name + " is not a data node");
+      if (n.inputs.size() == 2) check_gather(n, g_.nodes[n.inputs[1]]);
     } else if (op == "store" || op == "cast") {
       check_arity(n, 1);
       if (op == "store") check_distinct_axes(n);
@@ -128,6 +129,23 @@ class Verifier {
                   "an elementwise or reduce op of the registry)");
       if (def->arity >= 0) check_arity(n, static_cast<size_t>(def->arity));
       if (reduce) check_reduce(n, g_.nodes[n.inputs[0]]);
+    }
+  }
+
+  /// A gather, load(%data, %index): the index is an integer value (not a data node), and the
+  /// attributes index_stride (elements per index step, >= 1) and index_bound (the indexed dim's
+  /// size, >= 1) say where index k reads: data + k * index_stride, for 0 <= k < index_bound.
+  void check_gather(const AscNode& n, const AscNode& index) const {
+    if (index.op == "data" || index.op == "store" || index.op == "output")
+      fail_node(n, "index %" + index.name + " is a " + index.op + " node, not a value");
+    if (index.out.dtype != DType::I64 && index.out.dtype != DType::I32)
+      fail_node(n, "index %" + index.name + " has dtype " +
+                       std::string(dtype_name(index.out.dtype)) + " (expected i64 or i32)");
+    for (const char* attr : {"index_stride", "index_bound"}) {
+      auto it = n.attrs.find(attr);
+      if (it == n.attrs.end() || !std::holds_alternative<int64_t>(it->second) ||
+          std::get<int64_t>(it->second) < 1)
+        fail_node(n, std::string("a gather needs an integer attribute '") + attr + "' >= 1");
     }
   }
 

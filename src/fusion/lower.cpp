@@ -24,7 +24,10 @@ using graph::OpClass;
 /// AF_MAX_TILING_DATA_BYTES).
 constexpr int kMaxConcatSegments = 16;
 
-/// Storage dtypes generated kernels read and write.
+/// The dtypes this frontend's kernels read and write. Kernels also compute i64/i32 values (the
+/// registry's kIntTypes rows; the Inductor frontend uses them), but this lowering does not put
+/// integer ops in kernels yet: integer division, remainder and reductions are not there to
+/// match eager, so a graph's integer math stays ATen as a whole.
 constexpr graph::DTypeMask kKernelTypes = graph::kFloatTypes | graph::kBoolType;
 
 /// The dtype a kernel computes a value of dtype `t` in.
@@ -333,6 +336,23 @@ std::optional<std::string> empty_reduction(const graph::Graph& g, int node) {
 
 }  // namespace
 
+/// Why node `node`'s operand or result dtype keeps it out of this frontend's kernels; else
+/// nullopt.
+std::optional<std::string> dtype_reason(const graph::Graph& g, int node) {
+  const graph::Node& n = g.nodes[node];
+  const graph::OpDef* def = graph::find_op(n.kind);
+  auto unsupported = [&](DType t) {
+    return "dtype " + std::string(dtype_name(t)) + " is not supported by generated kernels (" +
+           n.kind + ")";
+  };
+  for (int v : n.operands) {
+    DType t = g.nodes.at(v).type.dtype;
+    if (!(graph::mask_of(t) & def->operand_dtypes & kKernelTypes)) return unsupported(t);
+  }
+  if (!(graph::mask_of(n.type.dtype) & kKernelTypes)) return unsupported(n.type.dtype);
+  return std::nullopt;
+}
+
 std::optional<std::string> kernel_reason(const graph::Graph& g, int node) {
   const graph::Node& n = g.nodes[node];
   const graph::OpDef* def = graph::find_op(n.kind);
@@ -352,16 +372,7 @@ std::optional<std::string> kernel_reason(const graph::Graph& g, int node) {
       break;
     default: break;
   }
-  auto unsupported = [&](DType t) {
-    return "dtype " + std::string(dtype_name(t)) + " is not supported by generated kernels (" +
-           n.kind + ")";
-  };
-  for (int v : n.operands) {
-    DType t = g.nodes.at(v).type.dtype;
-    if (!(graph::mask_of(t) & def->operand_dtypes & kKernelTypes)) return unsupported(t);
-  }
-  if (!(graph::mask_of(n.type.dtype) & kKernelTypes)) return unsupported(n.type.dtype);
-  return std::nullopt;
+  return dtype_reason(g, node);
 }
 
 std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,
@@ -398,7 +409,11 @@ std::optional<std::string> candidate_reason(const graph::Graph& g) {
     }
     return bad;
   }
-  if (graph::find_op(g.nodes[op].kind)->cls == OpClass::Reduce) return empty_reduction(g, op);
+  const OpClass cls = graph::find_op(g.nodes[op].kind)->cls;
+  if (cls == OpClass::Reduce) return empty_reduction(g, op);
+  // Integer math the registry allows but this frontend's kernels do not compute yet stays an
+  // ATen op of the Graph IR (kKernelTypes).
+  if (cls == OpClass::Elementwise) return dtype_reason(g, op);
   return std::nullopt;
 }
 

@@ -37,8 +37,10 @@ std::optional<std::string> kernel_reason(const graph::Graph& g, int node);
 /// after the values it reads (inputs of their types, consts, and the casts and broadcasts it
 /// would insert). Why it cannot: a value it reads breaks a Graph IR rule ("node %x: " and
 /// graph::node_error), the op breaks one (its dtypes are the registry's; said as the dtype
-/// kernels lack where that is why), or a reduction over an empty dim; nullopt when it can. A
-/// valid op whose dtypes kernels lack (a cast to i64) is emitted: lowering leaves it to ATen.
+/// kernels lack where that is why), an elementwise op's dtypes are not this frontend's kernel
+/// dtypes (integer math, which the registry allows: "dtype i64 is not supported by generated
+/// kernels"), or a reduction over an empty dim; nullopt when it can. A valid cast whose dtype
+/// kernels lack (a cast to i64) is emitted: lowering leaves it to ATen.
 std::optional<std::string> candidate_reason(const graph::Graph& g);
 
 }  // namespace af::fusion

@@ -12,6 +12,7 @@ namespace {
 
 constexpr DTypeMask kAllTypes = 0x3ffu;  // every DType
 constexpr DTypeMask kFloatOrBool = kFloatTypes | kBoolType;
+constexpr DTypeMask kNumeric = kFloatTypes | kIntTypes;
 
 using C = OpClass;
 
@@ -27,27 +28,29 @@ using C = OpClass;
 //   clamp_max(x, hi) = min(x, hi).   where(cond, a, b): cond ? a : b (cond is bool).
 //   round: half to even (torch.round). sign: -1, 0 or 1 (0 for +-0 and for NaN, as torch).
 //   eq ne lt le gt ge, isnan, isinf, logical_*: produce bool.
+//   Integer operands (kIntTypes: add sub mul neg abs maximum minimum, the comparisons, where)
+//   compute in int64 lanes with two's complement wrap, as PyTorch's int64.
 //   bitwise_* on bool operands: the same as logical_* (and produce bool).
 const std::vector<OpDef> kOps = {
     // Sources.
     {"input", C::Input, 0, kAllTypes, "", 0},
     {"const", C::Const, 0, kAllTypes, "", 0},
     // Arithmetic.
-    {"add", C::Elementwise, 2, kFloatTypes, "af_add({0}, {1})", 1},
-    {"sub", C::Elementwise, 2, kFloatTypes, "af_sub({0}, {1})", 1},
-    {"mul", C::Elementwise, 2, kFloatTypes, "af_mul({0}, {1})", 1},
+    {"add", C::Elementwise, 2, kNumeric, "af_add({0}, {1})", 1},
+    {"sub", C::Elementwise, 2, kNumeric, "af_sub({0}, {1})", 1},
+    {"mul", C::Elementwise, 2, kNumeric, "af_mul({0}, {1})", 1},
     {"div", C::Elementwise, 2, kFloatTypes, "af_div({0}, {1})", 4},
     {"div_floor", C::Elementwise, 2, kFloatTypes, "af_div_floor({0}, {1})", 6},
     {"div_trunc", C::Elementwise, 2, kFloatTypes, "af_div_trunc({0}, {1})", 5},
-    {"neg", C::Elementwise, 1, kFloatTypes, "af_neg({0})", 1},
-    {"abs", C::Elementwise, 1, kFloatTypes, "af_abs({0})", 1},
+    {"neg", C::Elementwise, 1, kNumeric, "af_neg({0})", 1},
+    {"abs", C::Elementwise, 1, kNumeric, "af_abs({0})", 1},
     {"reciprocal", C::Elementwise, 1, kFloatTypes, "af_reciprocal({0})", 4},
     {"pow", C::Elementwise, 2, kFloatTypes, "af_pow({0}, {1})", 20},
     {"cube", C::Elementwise, 1, kFloatTypes, "af_cube({0})", 2},
     {"pow4", C::Elementwise, 1, kFloatTypes, "af_pow4({0})", 2},
     {"rsquare", C::Elementwise, 1, kFloatTypes, "af_rsquare({0})", 5},
-    {"maximum", C::Elementwise, 2, kFloatTypes, "af_maximum({0}, {1})", 1},
-    {"minimum", C::Elementwise, 2, kFloatTypes, "af_minimum({0}, {1})", 1},
+    {"maximum", C::Elementwise, 2, kNumeric, "af_maximum({0}, {1})", 1},
+    {"minimum", C::Elementwise, 2, kNumeric, "af_minimum({0}, {1})", 1},
     {"clamp", C::Elementwise, 3, kFloatTypes, "af_clamp({0}, {1}, {2})", 2},
     {"clamp_min", C::Elementwise, 2, kFloatTypes, "af_clamp_min({0}, {1})", 1},
     {"clamp_max", C::Elementwise, 2, kFloatTypes, "af_clamp_max({0}, {1})", 1},
@@ -74,15 +77,15 @@ const std::vector<OpDef> kOps = {
     {"ceil", C::Elementwise, 1, kFloatTypes, "af_ceil({0})", 1},
     {"round", C::Elementwise, 1, kFloatTypes, "af_round({0})", 1},
     {"trunc", C::Elementwise, 1, kFloatTypes, "af_trunc({0})", 1},
-    // Selection: operand 0 bool, operands 1-2 float (positions checked by the verifier).
-    {"where", C::Elementwise, 3, kFloatOrBool, "af_where({0}, {1}, {2})", 1},
-    // Comparisons and classification: float operands, bool result.
-    {"eq", C::Elementwise, 2, kFloatTypes, "af_eq({0}, {1})", 1},
-    {"ne", C::Elementwise, 2, kFloatTypes, "af_ne({0}, {1})", 1},
-    {"lt", C::Elementwise, 2, kFloatTypes, "af_lt({0}, {1})", 1},
-    {"le", C::Elementwise, 2, kFloatTypes, "af_le({0}, {1})", 1},
-    {"gt", C::Elementwise, 2, kFloatTypes, "af_gt({0}, {1})", 1},
-    {"ge", C::Elementwise, 2, kFloatTypes, "af_ge({0}, {1})", 1},
+    // Selection: operand 0 bool, operands 1-2 float or integer (positions checked by the verifier).
+    {"where", C::Elementwise, 3, kFloatOrBool | kIntTypes, "af_where({0}, {1}, {2})", 1},
+    // Comparisons and classification: float (comparisons: also integer) operands, bool result.
+    {"eq", C::Elementwise, 2, kNumeric, "af_eq({0}, {1})", 1},
+    {"ne", C::Elementwise, 2, kNumeric, "af_ne({0}, {1})", 1},
+    {"lt", C::Elementwise, 2, kNumeric, "af_lt({0}, {1})", 1},
+    {"le", C::Elementwise, 2, kNumeric, "af_le({0}, {1})", 1},
+    {"gt", C::Elementwise, 2, kNumeric, "af_gt({0}, {1})", 1},
+    {"ge", C::Elementwise, 2, kNumeric, "af_ge({0}, {1})", 1},
     {"isnan", C::Elementwise, 1, kFloatTypes, "af_isnan({0})", 1},
     {"isinf", C::Elementwise, 1, kFloatTypes, "af_isinf({0})", 1},
     // Boolean logic: bool operands, bool result.

@@ -30,6 +30,8 @@ constexpr DTypeMask mask_of(DType t) {
 /// f32 and the low-precision floats computed in f32.
 constexpr DTypeMask kFloatTypes = mask_of(DType::F32) | mask_of(DType::F16) | mask_of(DType::BF16);
 constexpr DTypeMask kBoolType = mask_of(DType::Bool);
+/// The integers AscIR kernels compute (in int64 lanes: indices, positions, index arithmetic).
+constexpr DTypeMask kIntTypes = mask_of(DType::I32) | mask_of(DType::I64);
 
 /// One registry row.
 struct OpDef {

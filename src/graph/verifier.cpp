@@ -152,7 +152,7 @@ class NodeChecker {
              " (use broadcast)");
       DType dt = p.type.dtype;
       DTypeMask allowed = def_->operand_dtypes;
-      if (n_.kind == "where") allowed = k == 0 ? kBoolType : kFloatTypes;
+      if (n_.kind == "where") allowed = k == 0 ? kBoolType : allowed & ~kBoolType;
       if (!(allowed & mask_of(dt)))
         fail("operand " + std::to_string(k) + " (%" + p.name + ") has dtype " +
              std::string(dtype_name(dt)) + ", expected one of " + mask_names(allowed));

@@ -94,6 +94,7 @@ void load_kernels(CompiledProgram& prog, const codegen::EmittedSource& src,
     h.target = k.target;
     if (k.target == schedule::TargetKind::AscendC)
       h.violations_fn = prog.module->symbol("af_ascendc_take_violations");
+    h.index_fault_fn = prog.module->find_symbol(codegen::kTakeIndexFault);
     prog.kernels.push_back(std::move(h));
   }
 }

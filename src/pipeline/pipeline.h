@@ -49,6 +49,9 @@ struct KernelHandle {
   /// int64_t (*)(char*, int64_t): for an Ascend C kernel, its module's ascendc_emu violation
   /// log since the last call (codegen/ascendc/emitter.h); nullptr for a CPU kernel.
   void* violations_fn = nullptr;
+  /// int64_t (*)(void): the first out-of-range gather index of the kernel's module since the
+  /// last call, INT64_MIN for none (codegen::kTakeIndexFault); nullptr when it has no gather.
+  void* index_fault_fn = nullptr;
 };
 
 /// The result of compile(): the fused program, the generated source and the loaded kernels.

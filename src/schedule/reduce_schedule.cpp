@@ -96,7 +96,8 @@ ReduceLayout analyze(const AscGraph& g, const std::vector<int>& reduced) {
 /// row_buffer = slot: a value of stage s read by a full value of a later stage is written to the
 /// buffer in pass s and read back afterwards instead of recomputed (x for x - mean, exp(x - max)
 /// for softmax's division). Loads of tensors that are the same for every row (weights) are
-/// re-read instead. Returns the number of slots.
+/// re-read instead (a gather's rows differ: it is buffered like any load). Integer and bool
+/// values are recomputed (the buffer holds f32). Returns the number of slots.
 int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
   ReducePlan p = plan_reduce(g);
   if (p.passes < 2) return 0;
@@ -139,8 +140,10 @@ int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
     int src = static_cast<int>(i);
     while (g.nodes[src].op == "cast" || g.nodes[src].op == "broadcast")
       src = g.nodes[src].inputs[0];
-    if (g.nodes[src].op == "load" && !per_row_input[g.nodes[src].inputs[0]]) continue;
-    if (n.out.dtype == DType::Bool) continue;
+    if (g.nodes[src].op == "load" && g.nodes[src].inputs.size() == 1 &&
+        !per_row_input[g.nodes[src].inputs[0]])
+      continue;
+    if (!is_floating(n.out.dtype)) continue;  // the buffer holds f32
     g.nodes[i].attrs["row_buffer"] = slots++;
     slotted[i] = true;
   }

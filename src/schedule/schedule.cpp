@@ -22,8 +22,9 @@ using ascir::AxisKind;
 }
 
 /// For each node: does its tile vary along the vectorized dim (whose original axes are
-/// `vec_members`)? Loads follow their data's stride there, broadcasts also vary when they
-/// expand along it, scalars never do, everything else varies when an input does.
+/// `vec_members`)? Loads follow their data's stride there (gathers also their index), broadcasts
+/// also vary when they expand along it, scalars never do, everything else varies when an input
+/// does.
 std::vector<bool> tile_variance(const AscGraph& g, const LoopLayout& l,
                                 const std::vector<int>& vec_members) {
   std::vector<bool> lane_stride_nonzero(g.nodes.size(), false);
@@ -33,8 +34,8 @@ std::vector<bool> tile_variance(const AscGraph& g, const LoopLayout& l,
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const AscNode& n = g.nodes[i];
     if (n.op == "data" || n.op == "scalar") continue;
-    if (n.op == "load") {
-      var[i] = lane_stride_nonzero[n.inputs[0]];
+    if (n.op == "load") {  // a gather also varies where its index does
+      var[i] = lane_stride_nonzero[n.inputs[0]] || (n.inputs.size() == 2 && var[n.inputs[1]]);
       continue;
     }
     for (int in : n.inputs) var[i] = var[i] || var[in];

@@ -16,7 +16,7 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from .torch_internals import CppScheduling, V
-from .trace import TracedGroup, trace_group
+from .trace import TracedGroup, arange_dtype, trace_group
 from .unsupported import Unsupported
 
 @dataclasses.dataclass
@@ -176,9 +176,9 @@ def make_scheduling(session: Session) -> type:
             keep = {b for b in written if not scheduler.can_buffer_be_removed_through_fusion(b, names)
                     or b in V.graph.get_output_names()}
             group = trace_group("k", nodes, keep)
-            for length in group.aranges.values():
-                if V.graph.sizevars.optimization_hint(length, fallback=1 << 30) > 1 << 24:
-                    raise Unsupported(f"an iota of {length} values (f32 is exact to 2^24)")
+            for table, length in group.aranges.items():
+                if arange_dtype(table) == "f32" and V.graph.sizevars.optimization_hint(length, fallback=1 << 30) > 1 << 24:
+                    raise Unsupported(f"an f32 iota of {length} values (f32 is exact to 2^24)")
             # Named after its text, so the same group compiles to the same source (one JIT
             # cache entry) in every compile and process.
             rec.name = "af_" + hashlib.sha1(group.text.encode()).hexdigest()[:12]
@@ -200,11 +200,11 @@ def make_scheduling(session: Session) -> type:
                 V.graph.removed_buffers.add(b)
             real = V.graph.scheduler.mutation_real_name
             wrapper = V.graph.wrapper_code
-            ins = [f"arange_f32({wrapper.codegen_python_sizevar(group.aranges[b])})" if b in group.aranges
-                   else real.get(b, b) for b in group.inputs]
+            ins = [f"arange({wrapper.codegen_python_sizevar(group.aranges[b])}, {arange_dtype(b)!r})"
+                   if b in group.aranges else real.get(b, b) for b in group.inputs]
             outs = [real.get(b, b) for b in group.outputs]
             symbols = group.symbols
-            wrapper.add_import_once("from autofuse.inductor.runtime import AscKernel, arange_f32")
+            wrapper.add_import_once("from autofuse.inductor.runtime import AscKernel, arange")
             body = f"AscKernel(r'''\n{group.text}''', {json.dumps(session.options)!r}, {symbols!r})"
             if rec.name not in session.defined:  # an identical group earlier in the graph
                 session.defined.add(rec.name)

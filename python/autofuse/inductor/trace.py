@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import sympy
@@ -30,8 +31,11 @@ from .torch_internals import DefaultHandler, V, inductor_config
 from .unsupported import Unsupported
 
 # torch dtype -> AscIR dtype name: what generated kernels read, compute and write.
-_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.bool: "bool"}
+_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.bool: "bool",
+           torch.int64: "i64", torch.int32: "i32"}
 _FLOAT = ("f32", "f16", "bf16")
+_INT = ("i64", "i32")  # computed in int64 lanes; i32 results wrap at 32 bits (codegen)
+_KERNEL_DTYPES = "f32, f16, bf16, bool, i64, i32"
 
 # Inductor op -> AscIR kind, for the ops whose operands are floats (computed in f32).
 _FLOAT_OPS = {
@@ -50,10 +54,19 @@ _BOOL_OPS = {
     "bitwise_xor": "logical_xor", "bitwise_not": "logical_not",
 }
 _BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf"}
-# Inductor reduction type -> AscIR reduce kind.
+# The kinds kernels also compute on integer operands (the op registry's kIntTypes rows).
+_INT_KINDS = {"add", "sub", "mul", "neg", "abs", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"}
 # The name prefix of the arange tables an iota reads (a kernel input the wrapper passes as
-# runtime.arange_f32(length)).
+# runtime.arange(length, dtype)): "arange.f32.0", "arange.i64.1", ...
 ARANGE = "arange."
+
+
+def arange_dtype(table: str) -> str:
+    """The AscIR dtype of arange table `table` ("arange.i64.0" -> "i64")."""
+    return table.split(".")[1]
+
+
+# Inductor reduction type -> AscIR reduce kind.
 _REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min",
                "prod": "reduce_prod", "any": "reduce_any"}
 
@@ -68,7 +81,7 @@ class Value:
     dtype: str
     varies: Tuple[bool, ...] = ()
     scalar: bool = False
-    const: float = 0.0  # a scalar's value
+    const: Any = 0.0  # a scalar's value (an int for an integer scalar)
     size: Optional[sympy.Expr] = None
     buffer: str = ""  # a value of a dtype kernels do not compute (no node): the buffer it is from
 
@@ -114,7 +127,9 @@ class AscTracer(DefaultHandler):
         self.names: Set[str] = set()
         self.buffer_of: Dict[str, str] = {}  # data node -> the buffer it reads
         self.aranges: Dict[str, sympy.Expr] = {}  # an arange table's name -> its length
-        self.data: Dict[Tuple[str, Tuple[str, ...], str], Value] = {}
+        self.data: Dict[Tuple[str, Tuple[str, ...], str], Value] = {}  # an affine load -> its value
+        self.tables: Dict[Tuple[str, Tuple[str, ...], str], str] = {}  # the same -> its data node
+        self.indirect: Dict[sympy.Symbol, Tuple[Value, int]] = {}  # indirect_indexing -> (index, size)
         self.stored: Dict[str, Tuple[sympy.Expr, Value]] = {}  # buffer -> (index, value)
         self.reduce_axes: Tuple[int, ...] = ()  # the reduction axes of the body being traced
         self.symbols: Set[str] = {x.name for e in self.sizes for x in sympy.sympify(e).free_symbols}
@@ -148,7 +163,7 @@ class AscTracer(DefaultHandler):
         for v in inputs:
             if not v.node:
                 raise Unsupported(f"{op} of {v.dtype} values{f' read from {v.buffer}' if v.buffer else ''} "
-                                  f"(kernels compute f32, f16, bf16, bool)")
+                                  f"(kernels compute {_KERNEL_DTYPES})")
         args = ", ".join(f"%{v.node}" for v in inputs)
         attrs = f" {{{attrs}}}" if attrs else ""
         rest = f"{op}({args}){attrs} sched [{self._all_axes()}]{self._tensor(dtype, varies)}"
@@ -159,13 +174,18 @@ class AscTracer(DefaultHandler):
         self.memo[rest] = Value(name, dtype, tuple(varies))
         return self.memo[rest]
 
-    def _scalar(self, value: float, dtype: str) -> Value:
-        text = ("1" if value else "0") if dtype == "bool" else repr(float(value))
+    def _scalar(self, value: Any, dtype: str) -> Value:
+        if dtype in _INT:
+            value = int(value)
+            text = str(value)
+        else:
+            value = float(value)
+            text = ("1" if value else "0") if dtype == "bool" else repr(value)
         rest = f"scalar() {{value = {text}}} sched [{self._all_axes()}] : {dtype} [] repeats [] strides []"
         if rest not in self.memo:
             name = self._name("c")
             self.lines.append((name, (), f"  %{name} = {rest}"))
-            self.memo[rest] = Value(name, dtype, (), scalar=True, const=float(value))
+            self.memo[rest] = Value(name, dtype, (), scalar=True, const=value)
         return self.memo[rest]
 
     def _materialize(self, v: Value) -> Value:
@@ -186,7 +206,9 @@ class AscTracer(DefaultHandler):
         if v.dtype == dtype:
             return v
         if v.scalar:
-            return self._scalar(float(bool(v.const)) if dtype == "bool" else v.const, dtype)
+            if dtype in _INT and not math.isfinite(v.const):
+                raise Unsupported(f"the constant {v.const} cast to {dtype}")
+            return self._scalar(bool(v.const) if dtype == "bool" else v.const, dtype)
         if dtype == "f32" and v.node in self.narrowed:
             # A rounding to f16/bf16 "in compute types" widened again is the f32 value itself,
             # as in Inductor's CPU kernels (their to_dtype convert cache, unless
@@ -211,15 +233,24 @@ class AscTracer(DefaultHandler):
             return self._elementwise("add", "add", (self._elementwise("mul", "mul", args[:2], True), args[2]), True)
         ints = sorted({a.dtype for a in args if isinstance(a, Value) and a.dtype not in (*_FLOAT, "bool")})
         if ints:
-            raise Unsupported(f"{name} on {', '.join(ints)} values (kernels compute f32, f16, bf16, bool)")
+            raise Unsupported(f"{name} on {', '.join(ints)} values (no integer kernel form)")
         raise Unsupported(f"op {name} has no AscIR kernel form")
 
     def _elementwise(self, inductor_name: str, kind: str, args: Sequence[Any], float_operands: bool) -> Value:
         vals = [self._value(a) for a in args]
+        if float_operands and all(v.dtype in _INT for v in vals):
+            if kind not in _INT_KINDS:
+                raise Unsupported(f"{inductor_name} on {', '.join(v.dtype for v in vals)} values "
+                                  f"(no integer kernel form)")
+            dtype = "i64" if any(v.dtype == "i64" for v in vals) else "i32"
+            vals = [self._cast(v, dtype) for v in vals]
+            varies = _union(len(self.sizes), vals)
+            vals = [self._broadcast(v, varies) for v in vals]
+            return self._node(inductor_name, kind, vals, "bool" if kind in _BOOL_RESULT else dtype, varies)
         if float_operands:
             if any(v.dtype not in _FLOAT and not v.scalar for v in vals):
                 raise Unsupported(f"{inductor_name} on {', '.join(v.dtype for v in vals)} values "
-                                  f"(kernels compute f32, f16, bf16, bool)")
+                                  f"(an integer operand next to a float one)")
             if kind == "div" and len(vals) == 2 and vals[1].size is not None:
                 mean = self._mean(vals[0], vals[1].size)
                 if mean is not None:
@@ -238,17 +269,25 @@ class AscTracer(DefaultHandler):
             c = self.to_dtype(c, torch.bool)
         if x.dtype == "bool" or y.dtype == "bool":
             raise Unsupported("where over bool values")
-        x, y = self._cast(x, "f32"), self._cast(y, "f32")
+        if x.dtype in _INT and y.dtype in _INT:
+            dtype = "i64" if "i64" in (x.dtype, y.dtype) else "i32"
+        elif x.dtype in _INT and not x.scalar or y.dtype in _INT and not y.scalar:
+            raise Unsupported(f"where over {x.dtype} and {y.dtype} values")
+        else:
+            dtype = "f32"
+        x, y = self._cast(x, dtype), self._cast(y, dtype)
         varies = _union(len(self.sizes), [c, x, y])
-        return self._node("where", "where", [self._broadcast(v, varies) for v in (c, x, y)], "f32", varies)
+        return self._node("where", "where", [self._broadcast(v, varies) for v in (c, x, y)], dtype, varies)
 
     def _value(self, a: Any) -> Value:
         if isinstance(a, Value):
             return a
         if isinstance(a, bool):
-            return self._scalar(float(a), "bool")
-        if isinstance(a, (int, float)):
-            return self._scalar(float(a), "f32")
+            return self._scalar(a, "bool")
+        if isinstance(a, int):
+            return self._scalar(a, "i64")
+        if isinstance(a, float):
+            return self._scalar(a, "f32")
         raise Unsupported(f"operand {a!r} ({type(a).__name__}) is not a traced value")
 
     def constant(self, value: Any, dtype: torch.dtype) -> Value:
@@ -256,29 +295,34 @@ class AscTracer(DefaultHandler):
             return self._scalar(float(bool(value)), "bool")
         if dtype.is_floating_point:
             return self._scalar(float(value), "f32")
-        # An integer constant: a node only once cast to a float (to_dtype) or used by a float op.
-        return Value("", str(dtype).replace("torch.", ""), (), scalar=True, const=float(value))
+        if dtype in _DTYPES:
+            return self._scalar(int(value), _DTYPES[dtype])
+        # A narrow integer: a node only once cast to a kernel dtype (to_dtype) or used by an op.
+        return Value("", str(dtype).replace("torch.", ""), (), scalar=True, const=int(value))
 
     def index_expr(self, expr: sympy.Expr, dtype: torch.dtype) -> Value:
         expr = self.space.to_axes(expr)
-        if dtype not in (torch.float32, torch.float16, torch.bfloat16):
-            raise Unsupported(f"index_expr of dtype {dtype} (kernels compute f32, f16, bf16, bool)")
+        if dtype not in (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32):
+            raise Unsupported(f"index_expr of dtype {dtype} (kernels compute {_KERNEL_DTYPES})")
+        kind = "f32" if dtype.is_floating_point else "i64"
         if expr.free_symbols & set(self.vars):
-            return self._iota(expr)
+            return self._cast(self._iota(expr, kind), _DTYPES[dtype])
         if not expr.free_symbols:
-            return self._scalar(float(expr), "f32")
+            return self._scalar(expr, _DTYPES[dtype] if kind == "i64" else "f32")
+        if kind == "i64":
+            raise Unsupported(f"index_expr {expr} (a size as an integer value)")
         return Value("", "f32", (), size=expr)
 
-    def _iota(self, expr: sympy.Expr) -> Value:
-        """An index expression affine in the axes, as f32 values: a read of an arange table
-        (runtime.arange_f32) at that index, whose element i is i."""
+    def _iota(self, expr: sympy.Expr, dtype: str) -> Value:
+        """An index expression affine in the axes, as `dtype` (f32 or i64) values: a read of an
+        arange table (runtime.arange) at that index, whose element i is i."""
         strides, offset = self._affine(expr, "index_expr")
         if any(not (s >= 0) for s in [*strides, offset]):
             raise Unsupported(f"index_expr {expr} decreases along an axis")
         length = offset + 1 + sum(s * (n - 1) for s, n in zip(strides, self.sizes))
-        name = f"{ARANGE}{len(self.aranges)}"
+        name = f"{ARANGE}{dtype}.{len(self.aranges)}"
         for known, n in self.aranges.items():
-            if sympy.simplify(n - length) == 0:
+            if known.startswith(f"{ARANGE}{dtype}.") and sympy.simplify(n - length) == 0:
                 name = known
         self.aranges[name] = sympy.expand(length)
         return self.load(name, expr)
@@ -288,8 +332,10 @@ class AscTracer(DefaultHandler):
         v = self._value(x)
         if dtype not in _DTYPES:
             raise Unsupported(f"a cast to {dtype}")
-        if v.size is not None:
+        if v.size is not None and dtype.is_floating_point:
             return v
+        if dtype == torch.bool and v.dtype in _INT:
+            return self._cast(v, "bool")
         if dtype == torch.bool and v.dtype != "bool":
             zero = self._scalar(0.0, "f32")
             v = self._cast(v, "f32")
@@ -297,36 +343,83 @@ class AscTracer(DefaultHandler):
         return self._cast(v, _DTYPES[dtype], compute_types=use_compute_types)
 
     def load(self, name: str, index: sympy.Expr) -> Value:
+        index = self.space.to_axes(index)
+        gather = [x for x in index.free_symbols if x in self.indirect]
         if name in self.stored:
             idx, val = self.stored[name]
-            if sympy.simplify(self.space.to_axes(idx) - self.space.to_axes(index)) != 0:
+            if gather or sympy.simplify(self.space.to_axes(idx) - index) != 0:
                 raise Unsupported(f"reads {name}, written in the same kernel, at another index")
             return val
-        dtype = torch.float32 if name.startswith(ARANGE) else self.dtype_of(name)
+        if name.startswith(ARANGE):
+            dtype = {"f32": torch.float32, "i64": torch.int64}[arange_dtype(name)]
+        else:
+            dtype = self.dtype_of(name)
         if dtype not in _DTYPES:
-            # Not a node: an integer value may only index (and then the group is a gather or
-            # scatter); any arithmetic on it fails with its own reason.
+            # Not a node: the value's use fails with its own reason.
             return Value("", str(dtype).replace("torch.", ""), buffer=name)
+        at, attrs = None, ""
+        if gather:
+            if len(gather) > 1:
+                raise Unsupported(f"load of {name}: index {index} gathers by two values")
+            at, bound = self.indirect[gather[0]]
+            row = sympy.expand(sympy.diff(index, gather[0]))
+            index = sympy.expand(index - row * gather[0])
+            if gather[0] in index.free_symbols or not row.is_Integer or int(row) < 1:
+                raise Unsupported(f"load of {name}: index {index} is not a row gather of constant stride")
+            attrs = f"index_stride = {int(row)}, index_bound = {bound}"
         strides, offset = self._affine(index, f"load of {name}")
         varies = tuple(s != 0 for s in strides)
         key = (name, tuple(map(str, strides)), str(offset))
-        if key in self.data:
+        if at is None and key in self.data:
             return self.data[key]
-        d = self._name(f"{name}.data")
-        reps = [self.sizes[a] if v else sympy.Integer(1) for a, v in enumerate(varies)]
-        off = f" offset {expr_text(offset)}" if offset != 0 else ""
-        self.lines.append((d, (), f"  %{d} = data() {{index = @}} sched [{self._all_axes()}] : {_DTYPES[dtype]}"
-                              f" [{self._all_axes()}] repeats [{', '.join(map(expr_text, reps))}]"
-                              f" strides [{', '.join(map(expr_text, strides))}]{off}"))
-        self.buffer_of[d] = name
-        v = self._node(f"{name}.load", "load", [Value(d, _DTYPES[dtype])], _DTYPES[dtype], varies)
-        self.data[key] = v
-        return v
+        if key in self.tables:
+            d = self.tables[key]
+        else:
+            d = self.tables[key] = self._name(f"{name}.data")
+            reps = [self.sizes[a] if v else sympy.Integer(1) for a, v in enumerate(varies)]
+            off = f" offset {expr_text(offset)}" if offset != 0 else ""
+            self.lines.append((d, (), f"  %{d} = data() {{index = @}} sched [{self._all_axes()}] : {_DTYPES[dtype]}"
+                                  f" [{self._all_axes()}] repeats [{', '.join(map(expr_text, reps))}]"
+                                  f" strides [{', '.join(map(expr_text, strides))}]{off}"))
+            self.buffer_of[d] = name
+        data = Value(d, _DTYPES[dtype])
+        if at is None:
+            v = self.data[key] = self._node(f"{name}.load", "load", [data], _DTYPES[dtype], varies)
+            return v
+        varies = tuple(_union(len(self.sizes), [at, Value("", "", varies)]))
+        return self._node(f"{name}.gather", "load", [data, at], _DTYPES[dtype], varies, attrs)
 
     def indirect_indexing(self, index: Any, size: Any, check: bool = True, wrap_neg: bool = True) -> Any:
-        v = self._value(index)
-        raise Unsupported(f"indirect indexing by the values of {v.buffer or 'a computed index'} "
-                          f"(a gather or scatter; AscIR kernels index affinely)")
+        """A symbol standing for the index value in the load/store indices that follow: a load
+        by it is a gather (AscIR load(%data, %index)); kernels check the index against the
+        dim's size (an index outside raises IndexError after the kernel), after wrapping a
+        negative one when `wrap_neg`."""
+        v = self._materialize(self._value(index))
+        if v.dtype not in _INT or not v.node:
+            raise Unsupported(f"indirect indexing by {v.dtype} values{f' of {v.buffer}' if v.buffer else ''}")
+        size = sympy.sympify(size)
+        if not size.is_Integer or int(size) < 1:
+            raise Unsupported(f"indirect indexing into a dim of size {size} (not a constant)")
+        if v.scalar:
+            raise Unsupported("indirect indexing by a constant")
+        if wrap_neg:  # index + size where negative
+            neg = self._elementwise("lt", "lt", (v, 0), True)
+            v = self._where(neg, self._elementwise("add", "add", (v, int(size)), True), v)
+        sym = sympy.Symbol(f"af_gather{len(self.indirect)}", integer=True)
+        self.indirect[sym] = (self._cast(v, "i64"), int(size))
+        return sym
+
+    def check_bounds(self, expr: sympy.Expr, size: Any, lower: bool, upper: bool) -> None:
+        """Inductor's bound check of an index it turned from a gather into affine indexing:
+        proven here over the loop ranges (a gather's index is checked by the kernel)."""
+        if set(sympy.sympify(expr).free_symbols) & set(self.indirect):
+            return  # the gather checks its index
+        strides, offset = self._affine(expr, "check_bounds")
+        lo = offset + sum(sympy.Min(s, 0) * (n - 1) for s, n in zip(strides, self.sizes))
+        hi = offset + sum(sympy.Max(s, 0) * (n - 1) for s, n in zip(strides, self.sizes))
+        known = V.graph.sizevars.statically_known_true
+        if (lower and not known(sympy.Ge(lo, 0))) or (upper and not known(sympy.Lt(hi, size))):
+            raise Unsupported(f"an index {expr} that Inductor checks against {size} at run time")
 
     def store(self, name: str, index: sympy.Expr, value: Any, mode: Any = None) -> None:
         if mode is not None:
@@ -341,7 +434,9 @@ class AscTracer(DefaultHandler):
             raise Unsupported(f"{name} is written twice in one kernel")
         dtype = self.dtype_of(name)
         if dtype not in _DTYPES:
-            raise Unsupported(f"writes {name} of dtype {dtype} (kernels compute f32, f16, bf16, bool)")
+            raise Unsupported(f"writes {name} of dtype {dtype} (kernels compute {_KERNEL_DTYPES})")
+        if set(sympy.sympify(index).free_symbols) & set(self.indirect):
+            raise Unsupported(f"a store into {name} by an index value (a scatter)")
         self.stored[name] = (sympy.sympify(index), self._materialize(v))
 
     def reduction(self, dtype: torch.dtype, src_dtype: torch.dtype, reduction_type: str, value: Any) -> Any:

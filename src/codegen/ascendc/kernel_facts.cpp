@@ -129,6 +129,8 @@ std::string node_reason(const KernelContext& k, int i) {
     if (!full(k, n.inputs.at(0))) return what + ": reduces a row value";
     return "";
   }
+  if (n.op == "load" && n.inputs.size() == 2)
+    return what + ": a gather (a load indexed by a value) has no Ascend C form";
   if (n.op == "load" || n.op == "broadcast" || n.op == "scalar" || n.op == "cast") return "";
   if (!find_rule(n)) return what + ": no Ascend C mapping for this op";
   return "";

@@ -10,6 +10,7 @@
 #include "codegen/concat_tiling.h"
 #include "codegen/cpu/kernel.h"
 #include "codegen/cpu/tiling.h"
+#include "codegen/cpu/values.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 
@@ -70,6 +71,16 @@ EmittedSource emit_cpu_source(const std::vector<KernelUnit>& kernels, const sche
   out.code += "#error \"autofuse: kernels scheduled for " + std::to_string(lanes) + " lanes (isa " +
               isa + ") but compiled for another ISA; check the -m flags\"\n";
   out.code += "#endif\n";
+  bool gathers = false;
+  for (const KernelUnit& u : kernels)
+    for (const ascir::AscGraph* g : u.segments)
+      for (const ascir::AscNode& n : g->nodes) gathers = gathers || is_gather(n);
+  if (gathers)
+    out.code +=
+        std::string("\n// The first out-of-range index a gather met (INT64_MIN: none yet); ") +
+        "the launcher takes it.\nstatic int64_t " + kIndexFault + " = INT64_MIN;\n" +
+        "AF_EXPORT int64_t " + kTakeIndexFault + "(void) {\n  return __atomic_exchange_n(&" +
+        kIndexFault + ", INT64_MIN, __ATOMIC_RELAXED);\n}\n";
   std::set<std::string> names;
   auto unique = [&](const std::string& name) {
     if (!names.insert(name).second)

@@ -13,6 +13,11 @@
 
 namespace af::codegen {
 
+/// A module with a gather (AscIR load(%data, %index)) exports `int64_t af_take_index_fault(void)`:
+/// the first index a gather met outside its dim since the last call (INT64_MIN: none), cleared.
+/// An out-of-range lane reads row 0 instead; the launcher raises IndexError.
+inline constexpr const char* kTakeIndexFault = "af_take_index_fault";
+
 /// One C++ translation unit for `kernels` (plain ones as below; a concat kernel K also exports
 /// `K_tiling`, which runs every segment's tiling function into its part of K's TilingData and
 /// sums their block_dims, and `K_kernel`, which runs block b of the segment it falls in).

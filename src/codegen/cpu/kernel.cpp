@@ -71,6 +71,7 @@ class KernelPrinter {
         level_[i] = 0;
       } else if (node.op == "load") {
         level_[i] = lane_stride_[node.inputs[0]] == sym::Expr(0) ? 1 : 2;
+        if (is_gather(node)) level_[i] = std::max(level_[i], level_[node.inputs[1]]);
       } else if (node.op == "store") {
         level_[i] = 2;
       } else {
@@ -104,8 +105,13 @@ class KernelPrinter {
     idx.set(k_.vec, "0", true);
     line(depth, "const int64_t n = " + extent(idx, k_.vec) + ";  // elements of this tile");
     emit_bases(idx, depth);
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      if (level_[i] != 1) continue;
+      emit_row_pointer(depth, static_cast<int>(i));
+      emit_value(depth, static_cast<int>(i), false);
+    }
     for (size_t i = 0; i < g_.nodes.size(); ++i)
-      if (level_[i] == 1) emit_value(depth, static_cast<int>(i), false);
+      if (level_[i] == 2) emit_row_pointer(depth, static_cast<int>(i));
     line(depth, "int64_t j = 0;");
     std::vector<int> streamed = streamed_stores();
     if (!streamed.empty()) {
@@ -176,12 +182,12 @@ class KernelPrinter {
     line(depth, "}");
   }
 
-  /// Stores that may use non-temporal stores: contiguous along the vectorized axis, not bool.
+  /// Stores that may use non-temporal stores: contiguous along the vectorized axis, floats.
   std::vector<int> streamed_stores() const {
     std::vector<int> out;
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const AscNode& n = g_.nodes[i];
-      if (n.op == "store" && lane_stride_[i] == sym::Expr(1) && n.out.dtype != DType::Bool)
+      if (n.op == "store" && lane_stride_[i] == sym::Expr(1) && is_floating(n.out.dtype))
         out.push_back(static_cast<int>(i));
     }
     return out;
@@ -200,7 +206,7 @@ class KernelPrinter {
     bool tail = step == Step::Tail;
     const AscNode& n = g_.nodes[i];
     const AscNode& value = g_.nodes[n.inputs[0]];
-    if ((n.out.dtype == DType::Bool) != (value.out.dtype == DType::Bool))
+    if (vector_type(n.out.dtype) != vector_type(value.out.dtype))
       fail(g_, "store %" + n.name + " writes " + std::string(dtype_name(n.out.dtype)) + " from a " +
                    std::string(dtype_name(value.out.dtype)) + " value");
     std::string sfx = mem_suffix(g_, n, n.out.dtype);
@@ -210,7 +216,7 @@ class KernelPrinter {
     bool contiguous = lane_stride_[i] == sym::Expr(1);
     for (int u : users_[i]) {
       std::string q = "q" + std::to_string(i) + "_" + index_attr(g_.nodes[u]);
-      bool stream = step == Step::Stream && n.out.dtype != DType::Bool;
+      bool stream = step == Step::Stream && is_floating(n.out.dtype);
       if (contiguous)
         line(depth, std::string(stream ? "af_stream_" : "af_store_") + sfx + fn_tail + "(" + q +
                         " + " + j_ + ", " + v + n_arg + ");");
@@ -219,6 +225,18 @@ class KernelPrinter {
                         std::to_string(i) + ", ls" + std::to_string(i) + ", " + v + n_arg + ");");
     }
   }
+
+  /// A gather whose index is the same for the whole tile reads one row: its pointer, at the
+  /// checked index, is computed once per tile (then it loads like any load).
+  void emit_row_pointer(int depth, int i) {
+    const AscNode& n = g_.nodes[i];
+    if (!is_gather(n) || level_[n.inputs[1]] > 1) return;
+    int d = n.inputs[0];
+    line(depth, "const " + elem(g_.nodes[d].out.dtype) + "* " + row_ptr(i) + " = p" +
+                    std::to_string(d) + " + " + gather_row_offset(n, var_[n.inputs[1]] + ".v[0]") +
+                    ";  // the row %" + n.name + " gathers");
+  }
+  std::string row_ptr(int i) const { return "g" + std::to_string(i); }
 
   void emit_value(int depth, int i, bool tail) {
     const AscNode& n = g_.nodes[i];
@@ -236,13 +254,28 @@ class KernelPrinter {
       int d = n.inputs[0];
       const AscNode& data = g_.nodes[d];
       std::string sfx = mem_suffix(g_, data, data.out.dtype);
-      if ((n.out.dtype == DType::Bool) != (data.out.dtype == DType::Bool))
+      if (vector_type(n.out.dtype) != vector_type(data.out.dtype))
         fail(g_, "load %" + n.name + " reads " + std::string(dtype_name(data.out.dtype)) + " as " +
                      std::string(dtype_name(n.out.dtype)));
       std::string p = "p" + std::to_string(d);
-      if (level_[i] == 1) return "af_load1_" + sfx + "(" + p + ")";
       std::string n_arg = tail ? ", rem" : "";
       std::string fn_tail = tail ? "_n" : "";
+      if (is_gather(n)) {
+        if (level_[n.inputs[1]] <= 1) {
+          p = row_ptr(i);
+        } else {  // lane by lane
+          const sym::Expr& ls = lane_stride_[d];
+          std::string s = ls == sym::Expr(0)   ? "0"
+                          : ls == sym::Expr(1) ? "1"
+                                               : "ls" + std::to_string(d);
+          std::string at = ls == sym::Expr(0)   ? p
+                           : ls == sym::Expr(1) ? p + " + " + j_
+                                                : p + " + " + j_ + " * " + s;
+          return "af_take_" + sfx + fn_tail + "(" + at + ", " + s + ", " + var_[n.inputs[1]] +
+                 ", " + gather_args(n) + n_arg + ")";
+        }
+      }
+      if (level_[i] == 1) return "af_load1_" + sfx + "(" + p + ")";
       if (lane_stride_[d] == sym::Expr(1))
         return "af_load_" + sfx + fn_tail + "(" + p + " + " + j_ + n_arg + ")";
       std::string ls = "ls" + std::to_string(d);

@@ -96,9 +96,7 @@ class ReducePrinter {
   void line(int depth, const std::string& s) { lines_.push_back(std::string(2 * depth, ' ') + s); }
   /// The expression of value i: reduce_outer row values are arrays over the chunk's vectors.
   std::string v(int i) const { return row_array_[i] ? var_[i] + "[u]" : var_[i]; }
-  std::string vec_type(int i) const {
-    return g_.nodes[i].out.dtype == DType::Bool ? "af_vm" : "af_vf";
-  }
+  std::string vec_type(int i) const { return vector_type(g_.nodes[i].out.dtype); }
   /// Opens the loop over the AF_OUTER_VECTORS vectors of a reduce_outer chunk (in the tail
   /// chunk, `rem` lanes of vector u are columns: 0 to AF_LANES).
   void open_u(int depth, bool tail) {
@@ -141,7 +139,11 @@ class ReducePrinter {
                                g_.axis(k_.vec_parent).name);
         lane_stride_[i] = node.out.strides.back();
       }
-      if (graph::is_reduce_op(node.op)) kind(static_cast<int>(i));
+      if (graph::is_reduce_op(node.op)) {
+        kind(static_cast<int>(i));
+        if (vector_type(node.out.dtype) == "af_vl")
+          codegen_fail(g_, "%" + node.name + ": CPU kernels do not reduce integer values");
+      }
     }
     for (size_t d = 2; d + 1 < k_.nest.size(); ++d)
       if (!inner_) reduced_loops_.push_back(k_.nest[d]);
@@ -204,23 +206,46 @@ class ReducePrinter {
     return p + " + (" + off + ") * ls" + num(i);
   }
 
+  /// A reduce_inner gather whose index is a row value reads one row of its table per row: the
+  /// index is the same in every lane.
+  bool row_gather(int i) const {
+    return is_gather(g_.nodes[i]) && inner_ && !plan_.full[g_.nodes[i].inputs[1]];
+  }
+
+  /// After row value x: the row pointers of the gathers it indexes (row_gather).
+  void emit_row_pointers(int depth, int x) {
+    for (int u : users_[x]) {
+      const AscNode& n = g_.nodes[u];
+      if (!row_gather(u) || n.inputs[1] != x) continue;
+      int d = n.inputs[0];
+      line(depth, "const " + storage_type(g_.nodes[d].out.dtype) + "* g" + num(u) + " = p" +
+                      num(d) + " + " + gather_row_offset(n, v(x) + ".v[0]") + ";  // the row %" +
+                      n.name + " gathers");
+    }
+  }
+
   std::string load_expr(int i, const std::string& pos, bool tail) const {
     const AscNode& n = g_.nodes[i];
     int d = n.inputs.at(0);
     const AscNode& data = g_.nodes[d];
     std::string sfx = mem_suffix(g_, data, data.out.dtype);
-    std::string p = lane_ptr(d, "p" + num(d), pos);
+    std::string p = lane_ptr(d, (row_gather(i) ? "g" : "p") + num(row_gather(i) ? i : d), pos);
     const sym::Expr& ls = lane_stride_[d];
-    if (ls == sym::Expr(0)) return "af_load1_" + sfx + "(" + p + ")";
     std::string t = tail ? "_n" : "", r = tail ? ", rem" : "";
+    if (is_gather(n) && !row_gather(i)) {  // lane by lane
+      std::string s = ls == sym::Expr(0) ? "0" : ls == sym::Expr(1) ? "1" : "ls" + num(d);
+      return "af_take_" + sfx + t + "(" + p + ", " + s + ", " + v(n.inputs[1]) + ", " +
+             gather_args(n) + r + ")";
+    }
+    if (ls == sym::Expr(0)) return "af_load1_" + sfx + "(" + p + ")";
     if (ls == sym::Expr(1)) return "af_load_" + sfx + t + "(" + p + r + ")";
     return "af_gather_" + sfx + t + "(" + p + ", ls" + num(d) + r + ")";
   }
 
-  /// Whether full store i streams its full vectors (reduce_inner, contiguous, not bool).
+  /// Whether full store i streams its full vectors (reduce_inner, contiguous, a float dtype).
   bool streams(int i) const {
     return inner_ && plan_.full[i] && lane_stride_[i] == sym::Expr(1) &&
-           g_.nodes[i].out.dtype != DType::Bool;
+           is_floating(g_.nodes[i].out.dtype);
   }
 
   void emit_store(int depth, int i, const std::string& pos, bool tail) {
@@ -419,6 +444,7 @@ class ReducePrinter {
         continue;
       }
       emit_row_value(depth, static_cast<int>(i), tail);
+      emit_row_pointers(depth, static_cast<int>(i));
     }
   }
 

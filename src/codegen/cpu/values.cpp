@@ -43,6 +43,17 @@ std::string scalar_expr(const AscGraph& g, const AscNode& n) {
     v = static_cast<double>(std::get<int64_t>(it->second));
   else
     codegen_fail(g, "scalar %" + n.name + " needs a numeric attribute 'value'");
+  if (n.out.dtype == DType::I64 || n.out.dtype == DType::I32) {
+    if (!std::holds_alternative<int64_t>(it->second))
+      codegen_fail(g, "scalar %" + n.name + " of dtype " + std::string(dtype_name(n.out.dtype)) +
+                          " needs an integer 'value'");
+    int64_t x = std::get<int64_t>(it->second);
+    if (n.out.dtype == DType::I32 && x != static_cast<int32_t>(x))
+      codegen_fail(g, "scalar %" + n.name + " = " + std::to_string(x) + " is not an i32");
+    // INT64_MIN has no literal: written as a difference.
+    return x == INT64_MIN ? "af_splat_i64(-9223372036854775807LL - 1)"
+                          : "af_splat_i64(" + std::to_string(x) + "LL)";
+  }
   switch (n.out.dtype) {
     case DType::Bool: return std::string("af_mask_splat(") + (v != 0 ? "true" : "false") + ")";
     case DType::F16: return "af_round_f16(af_splat(" + float_literal(v) + "))";
@@ -79,7 +90,7 @@ std::string cast_expr(const AscGraph& g, int i, const std::string& x,
     bool only_stores = !users.empty();
     for (int u : users)
       only_stores = only_stores && g.nodes[u].op == "store" &&
-                    g.nodes[u].out.dtype == n.out.dtype && in.out.dtype != DType::Bool;
+                    g.nodes[u].out.dtype == n.out.dtype && is_floating(in.out.dtype);
     if (only_stores) return x;
   }
   return "af_to_" + to + "(" + x + ")";
@@ -94,14 +105,42 @@ std::string mem_suffix(const AscGraph& g, const AscNode& n, DType t) {
     case DType::F16: return "f16";
     case DType::BF16: return "bf16";
     case DType::Bool: return "bool";
+    case DType::I64: return "i64";
+    case DType::I32: return "i32";
     default:
       codegen_fail(g, "%" + n.name + " (" + n.op + ") has dtype " + std::string(dtype_name(t)) +
-                          "; CPU kernels read and write f32, f16, bf16 and bool");
+                          "; CPU kernels read and write f32, f16, bf16, bool, i64 and i32");
   }
 }
 
 std::string storage_type(DType t) {
   return std::string(dtype_storage_cpp(t));
+}
+
+std::string vector_type(DType t) {
+  if (t == DType::Bool) return "af_vm";
+  if (t == DType::I64 || t == DType::I32) return "af_vl";
+  return "af_vf";
+}
+
+bool is_gather(const AscNode& n) {
+  return n.op == "load" && n.inputs.size() == 2;
+}
+
+namespace {
+int64_t gather_attr(const AscNode& n, const char* name) {
+  return std::get<int64_t>(n.attrs.at(name));  // present: the verifier checks
+}
+}  // namespace
+
+std::string gather_row_offset(const AscNode& n, const std::string& index) {
+  return "af_checked_index(" + index + ", " + std::to_string(gather_attr(n, "index_bound")) +
+         ", &" + kIndexFault + ") * " + std::to_string(gather_attr(n, "index_stride"));
+}
+
+std::string gather_args(const AscNode& n) {
+  return std::to_string(gather_attr(n, "index_stride")) + ", " +
+         std::to_string(gather_attr(n, "index_bound")) + ", &" + kIndexFault;
 }
 
 std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string>& args,
@@ -114,6 +153,16 @@ std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string
   const graph::OpDef* def = graph::find_op(n.op);
   if (!def || def->cls != graph::OpClass::Elementwise || def->cpu_expr.empty())
     codegen_fail(g, "%" + n.name + ": op '" + n.op + "' has no CPU expression in the op registry");
+  // The registry's operand dtypes are the rule (where's condition is its bool operand).
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    DType t = g.nodes[n.inputs[k]].out.dtype;
+    bool allowed = n.op == "where" && k == 0 ? t == DType::Bool || is_floating(t)
+                                             : (graph::mask_of(t) & def->operand_dtypes) != 0;
+    if (!allowed)
+      codegen_fail(g, "%" + n.name + " (" + n.op + "): operand " + std::to_string(k) + " is " +
+                          std::string(dtype_name(t)) + ", which CPU kernels do not compute " +
+                          n.op + " on");
+  }
   if (def->arity >= 0 && static_cast<size_t>(def->arity) != args.size())
     codegen_fail(g, "%" + n.name + " (" + n.op + ") has " + std::to_string(args.size()) +
                         " operands, the registry says " + std::to_string(def->arity));
@@ -143,6 +192,8 @@ std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string
       codegen_fail(g, "%" + n.name + " (" + n.op + "): unsupported attribute round");
     pattern.replace(pos, call.size(), "af_" + n.op + "_" + *to + "(");
   }
+  // i32 values live in int64 lanes: an i32 result wraps at 32 bits, as eager's int32 math.
+  if (n.out.dtype == DType::I32) return "af_to_i32(" + format_expr(pattern, args) + ")";
   return format_expr(pattern, args);
 }
 

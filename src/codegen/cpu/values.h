@@ -16,6 +16,20 @@ std::string mem_suffix(const ascir::AscGraph& g, const ascir::AscNode& n, DType 
 /// The C++ storage element type of dtype `t` (float, uint16_t, uint8_t).
 std::string storage_type(DType t);
 
+/// The vector type holding a value of dtype `t` in registers: af_vm (bool), af_vl (i64, i32),
+/// af_vf (the floats).
+std::string vector_type(DType t);
+
+/// Whether load node `n` is a gather: load(%data, %index) (docs/ir.md).
+bool is_gather(const ascir::AscNode& n);
+/// The module's word recording the first out-of-range gather index (kTakeIndexFault reads it).
+inline constexpr const char* kIndexFault = "af_index_fault";
+/// The element offset of the row gather `n` reads for the scalar index `index`, checked:
+/// "af_checked_index(index, bound, &af_index_fault) * stride".
+std::string gather_row_offset(const ascir::AscNode& n, const std::string& index);
+/// The arguments after the index of af_take_T: "stride, bound, &af_index_fault".
+std::string gather_args(const ascir::AscNode& n);
+
 /// The C++ expression of node `i` of `g` — a `scalar`, a `cast` or an elementwise op of the
 /// registry — over its operands' expressions `args`. `users` are the nodes reading `i` (a cast
 /// to f16/bf16 feeding only same-dtype stores is left to the store's rounding).

@@ -13,6 +13,9 @@
  *       ISA-independent: gathers/scatters and tails through a small stack buffer, dtype casts,
  *       and one af_<kind> function per elementwise kind of the Graph IR op registry, with
  *       PyTorch's semantics (NaN propagation, sign(0) = 0, half-to-even rounding, ...).
+ *   autofuse_cpu_i64.h
+ *       integer values (`af_vl`, int64 lanes beside the f32 ones): i64/i32 memory, integer
+ *       arithmetic, comparisons and casts, and the checked gather of a table row by an index.
  *   autofuse_cpu_tiling.h
  *       the arithmetic the generated tiling functions share (tile size, block split).
  *
@@ -40,6 +43,7 @@
 
 #include "autofuse_cpu_math.h"
 #include "autofuse_cpu_ops.h"
+#include "autofuse_cpu_i64.h"
 #include "autofuse_cpu_tiling.h"
 
 #endif /* AUTOFUSE_CPU_H */
