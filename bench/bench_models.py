@@ -3,8 +3,10 @@
 
 Models (bench/models.py) are built from their `transformers` config classes with random weights:
 BERT, GPT-2, Llama (grouped-query attention), the T5 encoder and ViT by default, 2 layers each,
-batch 4 x sequence 128 (ViT: 2 images of 224x224); `--models` picks others (qwen2, distilbert,
-opt are there to check that the compiler, not the benchmark, improved). Configs:
+batch 4 x sequence 128 (ViT: 2 images of 224x224), and two convolutional networks at full depth,
+ResNet-50 and ConvNeXt-T (2 images of 224x224; their geomeans apart, "vision"); `--models` picks
+others (qwen2, distilbert, opt are there to check that the compiler, not the benchmark,
+improved). Configs:
 
   fp32     inference in fp32 (no_grad)
   bf16     inference with the model in bf16 (no_grad)
@@ -44,6 +46,7 @@ import argparse
 import collections
 import copy
 import dataclasses
+import itertools
 import math
 import os
 import statistics
@@ -334,14 +337,14 @@ def table(cases: List[Case]) -> str:
             f"{c.max_error.get('autofuse', 0):.2g} / {c.max_error.get('af-inductor', 0):.2g} | "
             f"{c.compile_s.get('inductor', 0):.1f} / {c.compile_s.get('autofuse', 0):.1f} / "
             f"{c.compile_s.get('af-inductor', 0):.1f} | {c.cxx_compiles} | {len(c.fallbacks)} | {checks} |")
-    lines += ["", "| config | cases | autofuse / eager | autofuse / Inductor | worst vs Inductor | "
+    lines += ["", "| config | models | cases | autofuse / eager | autofuse / Inductor | worst vs Inductor | "
               "af-inductor / eager | af-inductor / Inductor | AscIR groups |",
-              "|---|---|---|---|---|---|---|---|"]
-    for config in CONFIGS:
-        cs = [c for c in cases if c.config == config]
+              "|---|---|---|---|---|---|---|---|---|"]
+    for config, fam in itertools.product(CONFIGS, ("language", "vision")):
+        cs = [c for c in cases if c.config == config and models.family(c.model) == fam]
         if cs:
             worst = min(cs, key=lambda c: c.ratio("inductor"))
-            lines.append(f"| {config} | {len(cs)} | {geomean([c.ratio('eager') for c in cs]):.3f}x | "
+            lines.append(f"| {config} | {fam} | {len(cs)} | {geomean([c.ratio('eager') for c in cs]):.3f}x | "
                          f"{geomean([c.ratio('inductor') for c in cs]):.3f}x | "
                          f"{worst.model} {worst.ratio('inductor'):.3f}x | "
                          f"{geomean([c.ratio('eager', 'af-inductor') for c in cs]):.3f}x | "
@@ -384,7 +387,8 @@ def chart(cases: List[Case], path: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", default=",".join(models.MODELS), help=f"any of {','.join(models.ALL_MODELS)}")
+    ap.add_argument("--models", default=",".join([*models.MODELS, *models.VISION_MODELS]),
+                    help=f"any of {','.join(models.ALL_MODELS)}")
     ap.add_argument("--configs", default=",".join(CONFIGS), help=f"any of {','.join(CONFIGS)}")
     ap.add_argument("--breakdown", action="store_true", help="profile where each case's time goes")
     ap.add_argument("--out", default=OUT_DIR, help="directory for models.md and models.png")

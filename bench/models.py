@@ -3,7 +3,9 @@ classes with random weights (never downloaded), dropout off so compiled and eage
 be compared, with example inputs of a given batch and sequence length.
 
 MODELS are the five the benchmark's targets are stated for; EXTRA_MODELS check that the compiler
-(not the benchmark) improved: other architectures, other activations, other norms.
+(not the benchmark) improved: other architectures, other activations, other norms;
+VISION_MODELS are ResNet-50 and ConvNeXt-T (BatchNorm + ReLU, LayerNorm + GELU between
+convolutions).
 """
 from __future__ import annotations
 
@@ -78,6 +80,18 @@ def _opt() -> torch.nn.Module:
                               dropout=0.0, attention_dropout=0.0, activation_dropout=0.0))
 
 
+def _resnet50() -> torch.nn.Module:
+    from transformers import ResNetConfig, ResNetModel
+
+    return ResNetModel(ResNetConfig())  # the defaults are ResNet-50: bottlenecks, depths 3-4-6-3
+
+
+def _convnext() -> torch.nn.Module:
+    from transformers import ConvNextConfig, ConvNextModel
+
+    return ConvNextModel(ConvNextConfig())  # the defaults are ConvNeXt-T: depths 3-3-9-3, 96-768
+
+
 MODELS: Dict[str, ModelSpec] = {
     "bert": ModelSpec(_bert, vocab=30522),
     "gpt2": ModelSpec(_gpt2, vocab=50257),
@@ -92,7 +106,19 @@ EXTRA_MODELS: Dict[str, ModelSpec] = {
     "opt": ModelSpec(_opt, vocab=50272),
 }
 
-ALL_MODELS: Dict[str, ModelSpec] = {**MODELS, **EXTRA_MODELS}
+# Convolutional networks (full depth: their norms and activations between convolutions are the
+# vector work): timed by default beside MODELS, their geomeans apart.
+VISION_MODELS: Dict[str, ModelSpec] = {
+    "resnet50": ModelSpec(_resnet50, image=224, batch=2),
+    "convnext": ModelSpec(_convnext, image=224, batch=2),
+}
+
+ALL_MODELS: Dict[str, ModelSpec] = {**MODELS, **EXTRA_MODELS, **VISION_MODELS}
+
+
+def family(name: str) -> str:
+    """"vision" for VISION_MODELS, else "language" (ViT counts with the transformers)."""
+    return "vision" if name in VISION_MODELS else "language"
 
 
 def build(name: str, dtype: torch.dtype, train: bool) -> torch.nn.Module:

@@ -159,6 +159,25 @@ def test_a_gather_checks_its_index_and_wraps_negative_ones():
     assert [g.kernel for g in report.groups] == [True], str(report)
 
 
+def _relative_positions(x):
+    n = x.shape[-1]
+    rel = torch.arange(n)[None, :] - torch.arange(n)[:, None]  # decreases along the rows
+    return x * rel.to(x.dtype) + (torch.arange(n)[:, None] * 3 - torch.arange(n)[None, :]).abs()
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_integer_index_math_is_one_kernel(dynamic):
+    """Relative positions (j - i, a difference of two iota reads) and abs(3i - j) (integer
+    math on iotas, which Inductor's index propagation writes as one index expression)."""
+    torch._dynamo.reset()
+    f = torch.compile(_relative_positions, backend="autofuse", options={"frontend": "inductor"}, dynamic=dynamic)
+    for n in (12, 7):
+        x = torch.randn(n, n)
+        torch.testing.assert_close(f(x), _relative_positions(x))
+    report = autofuse.explain(_relative_positions, torch.randn(12, 12), config=CompilerConfig(frontend="inductor"))
+    assert [g.kernel for g in report.groups] == [True], str(report)
+
+
 def test_a_training_step_matches_eager():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(),

@@ -306,6 +306,8 @@ class AscTracer(DefaultHandler):
             raise Unsupported(f"index_expr of dtype {dtype} (kernels compute {_KERNEL_DTYPES})")
         kind = "f32" if dtype.is_floating_point else "i64"
         if expr.free_symbols & set(self.vars):
+            if not self._is_affine(expr):  # abs(i - j), max(i, j): integer math over iotas
+                return self._cast(self._index_value(expr), _DTYPES[dtype])
             return self._cast(self._iota(expr, kind), _DTYPES[dtype])
         if not expr.free_symbols:
             return self._scalar(expr, _DTYPES[dtype] if kind == "i64" else "f32")
@@ -315,10 +317,47 @@ class AscTracer(DefaultHandler):
 
     def _iota(self, expr: sympy.Expr, dtype: str) -> Value:
         """An index expression affine in the axes, as `dtype` (f32 or i64) values: a read of an
-        arange table (runtime.arange) at that index, whose element i is i."""
+        arange table (runtime.arange) at that index, whose element i is i. One that decreases
+        along an axis (a relative position j - i) is the difference of two such reads."""
         strides, offset = self._affine(expr, "index_expr")
-        if any(not (s >= 0) for s in [*strides, offset]):
-            raise Unsupported(f"index_expr {expr} decreases along an axis")
+        terms = [sympy.sympify(t) for t in (*strides, offset)]
+        signs = [t.is_nonnegative for t in terms]
+        if None in signs:
+            raise Unsupported(f"index_expr {expr}: the sign of a stride is not known")
+        up = sum(t * x for t, x, pos in zip(terms, [*self.vars, 1], signs) if pos)
+        down = sum(-t * x for t, x, pos in zip(terms, [*self.vars, 1], signs) if not pos)
+        if down == 0:
+            return self._arange_read(expr, strides, offset, dtype)
+        parts = [self._iota(sympy.sympify(e), dtype) for e in (up, down)]
+        return self._elementwise("sub", "sub", parts, True)
+
+    def _is_affine(self, expr: sympy.Expr) -> bool:
+        try:
+            self._affine(expr, "index_expr")
+            return True
+        except Unsupported:
+            return False
+
+    def _index_value(self, expr: sympy.Expr) -> Value:
+        """A loop-dependent index expression built of affine parts, abs, max and min, as i64
+        values (the affine parts read the i64 arange table)."""
+        if self._is_affine(expr):
+            if not (sympy.sympify(expr).free_symbols & set(self.vars)):
+                if not sympy.sympify(expr).is_Integer:
+                    raise Unsupported(f"index_expr {expr} (a size as an integer value)")
+                return self._scalar(int(expr), "i64")
+            return self._iota(expr, "i64")
+        name = type(expr).__name__
+        kinds = {"Abs": "abs", "Max": "maximum", "Min": "minimum", "Add": "add", "Mul": "mul"}
+        if name not in kinds:
+            raise Unsupported(f"index_expr {expr}: {name} of loop indices")
+        args = [self._index_value(a) for a in expr.args]
+        out = args[0]
+        for a in args[1:]:  # n-ary Add, Mul, Max, Min two at a time
+            out = self._elementwise(kinds[name], kinds[name], (out, a), True)
+        return self._elementwise("abs", "abs", (out,), True) if name == "Abs" else out
+
+    def _arange_read(self, expr: sympy.Expr, strides: List[sympy.Expr], offset: sympy.Expr, dtype: str) -> Value:
         length = offset + 1 + sum(s * (n - 1) for s, n in zip(strides, self.sizes))
         name = f"{ARANGE}{dtype}.{len(self.aranges)}"
         for known, n in self.aranges.items():
