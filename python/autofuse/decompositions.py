@@ -9,6 +9,7 @@ reduce ops instead: a two-pass mean / sum of squared deviations in the computati
 for f16/bf16, as eager accumulates), divided by max(0, N - correction), cast back once (a
 symbolic N with correction 0, as in layer norm under dynamic shapes: the mean of the squares).
 std / std_mean decompose (torch's core table) into var / var_mean and sqrt, so they follow.
+BatchNorm in eval mode becomes a per-channel scale and shift (batch_norm_no_training).
 """
 
 from __future__ import annotations
@@ -82,6 +83,30 @@ def var_mean_correction(
     return r[0].to(x.dtype), r[1].to(x.dtype)
 
 
+def batch_norm_no_training(
+    x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+    running_mean: torch.Tensor, running_var: torch.Tensor, momentum: float, eps: float
+) -> Any:
+    """BatchNorm in eval mode as ATen's CPU kernel computes it: per channel alpha = weight *
+    rsqrt(running_var + eps) and beta = bias - running_mean * alpha (in the computation dtype),
+    then x * alpha + beta, cast back once; so the normalize and the activation after it are one
+    kernel. The saved mean and rstd are empty, as ATen's. (torch's own decomposition calls the
+    mutating _native_batch_norm_legit, which AOTAutograd rejects.)"""
+    if not x.is_floating_point() or x.dim() < 2:
+        return NotImplemented
+    acc = get_computation_dtype(x.dtype)
+    shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
+    alpha = torch.rsqrt(running_var.to(acc) + eps)
+    if weight is not None:
+        alpha = alpha * weight.to(acc)
+    beta = -running_mean.to(acc) * alpha
+    if bias is not None:
+        beta = beta + bias.to(acc)
+    out = x.to(acc) * alpha.reshape(shape) + beta.reshape(shape)
+    empty = x.new_zeros((0,), dtype=acc)
+    return out.to(x.dtype), empty, empty
+
+
 def reduction_decompositions() -> Dict[Any, Callable]:
     """ATen op -> decomposition for the reductions autofuse turns into Graph IR chains."""
     from torch._decomp import get_decompositions
@@ -89,5 +114,6 @@ def reduction_decompositions() -> Dict[Any, Callable]:
     table: Dict[Any, Callable] = dict(get_decompositions(TORCH_DECOMPOSED))
     table[aten.var.correction] = var_correction
     table[aten.var_mean.correction] = var_mean_correction
+    table[aten._native_batch_norm_legit_no_training.default] = batch_norm_no_training
     return table
 

@@ -250,7 +250,7 @@ class AscTracer(DefaultHandler):
         if float_operands:
             if any(v.dtype not in _FLOAT and not v.scalar for v in vals):
                 raise Unsupported(f"{inductor_name} on {', '.join(v.dtype for v in vals)} values "
-                                  f"(an integer operand next to a float one)")
+                                  f"(kernels compute it on floats, or on i64/i32 alone)")
             if kind == "div" and len(vals) == 2 and vals[1].size is not None:
                 mean = self._mean(vals[0], vals[1].size)
                 if mean is not None:
