@@ -50,7 +50,7 @@ OPS = [
     # normalizations and softmaxes
     "softmax", "log_softmax", ("softmax", "with_dtype"), ("log_softmax", "with_dtype"), "_softmax_backward_data", "nn.functional.softmin",
     "nn.functional.layer_norm", "nn.functional.rms_norm", "nn.functional.group_norm",
-    "nn.functional.normalize",
+    "nn.functional.normalize", "nn.functional.batch_norm",
     # losses
     "nn.functional.cross_entropy", "nn.functional.nll_loss", "nn.functional.mse_loss",
     "nn.functional.l1_loss", "nn.functional.smooth_l1_loss", "nn.functional.huber_loss",
