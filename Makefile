@@ -7,8 +7,8 @@ PIP := $(VENV)/bin/pip
 STAMPS := .stamps
 BUILD := build/py
 APT_PKGS := g++ make llvm-14-tools libsleef-dev libgtest-dev clang-format graphviz
-PY_PKGS := torch==2.13.0 nanobind==3.1.0 lit==23.1.5 pytest scikit-build-core ninja cmake numpy \
-  transformers==5.24.0 matplotlib expecttest==0.3.0
+PY_PKGS := torch==2.13.0 nanobind==3.1.0 lit==23.1.5 pytest pytest-xdist scikit-build-core ninja \
+  cmake numpy transformers==5.24.0 matplotlib expecttest==0.3.0
 SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -name '*.h' 2>/dev/null) CMakeLists.txt pyproject.toml
 export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
@@ -50,8 +50,10 @@ test-unit: build
 test-lit: build
 	PATH=$(CURDIR)/$(BUILD):$$PATH $(VENV)/bin/lit -sv tests/lit
 
+# Two pytest workers (pytest-xdist): most of the suite's time is g++ compiling kernels, which a
+# second core halves; each worker has its own JIT cache directory (conftest.py).
 test-python: build
-	$(PY) -m pytest -q tests/python
+	$(PY) -m pytest -q -n 2 tests/python
 
 test: test-unit test-lit test-python
 
