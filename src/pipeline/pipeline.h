@@ -50,7 +50,8 @@ struct KernelHandle {
   /// log since the last call (codegen/ascendc/emitter.h); nullptr for a CPU kernel.
   void* violations_fn = nullptr;
   /// int64_t (*)(void): the first out-of-range gather index of the kernel's module since the
-  /// last call, INT64_MIN for none (codegen::kTakeIndexFault); nullptr when it has no gather.
+  /// last call, INT64_MIN for none (codegen::kTakeIndexFault); nullptr when no kernel of its
+  /// module gathers.
   void* index_fault_fn = nullptr;
 };
 

@@ -390,7 +390,7 @@ class AscTracer(DefaultHandler):
                 raise Unsupported(f"reads {name}, written in the same kernel, at another index")
             return val
         if name.startswith(ARANGE):
-            dtype = {"f32": torch.float32, "i64": torch.int64}[arange_dtype(name)]
+            dtype = next(t for t, n in _DTYPES.items() if n == arange_dtype(name))
         else:
             dtype = self.dtype_of(name)
         if dtype not in _DTYPES:

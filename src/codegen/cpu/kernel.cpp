@@ -230,11 +230,8 @@ class KernelPrinter {
   /// checked index, is computed once per tile (then it loads like any load).
   void emit_row_pointer(int depth, int i) {
     const AscNode& n = g_.nodes[i];
-    if (!is_gather(n) || level_[n.inputs[1]] > 1) return;
-    int d = n.inputs[0];
-    line(depth, "const " + elem(g_.nodes[d].out.dtype) + "* " + row_ptr(i) + " = p" +
-                    std::to_string(d) + " + " + gather_row_offset(n, var_[n.inputs[1]] + ".v[0]") +
-                    ";  // the row %" + n.name + " gathers");
+    if (is_gather(n) && level_[n.inputs[1]] <= 1)
+      line(depth, gather_row_pointer(g_, i, var_[n.inputs[1]] + ".v[0]"));
   }
   std::string row_ptr(int i) const { return "g" + std::to_string(i); }
 
@@ -265,14 +262,10 @@ class KernelPrinter {
           p = row_ptr(i);
         } else {  // lane by lane
           const sym::Expr& ls = lane_stride_[d];
-          std::string s = ls == sym::Expr(0)   ? "0"
-                          : ls == sym::Expr(1) ? "1"
-                                               : "ls" + std::to_string(d);
           std::string at = ls == sym::Expr(0)   ? p
                            : ls == sym::Expr(1) ? p + " + " + j_
-                                                : p + " + " + j_ + " * " + s;
-          return "af_take_" + sfx + fn_tail + "(" + at + ", " + s + ", " + var_[n.inputs[1]] +
-                 ", " + gather_args(n) + n_arg + ")";
+                                                : p + " + " + j_ + " * ls" + std::to_string(d);
+          return take_expr(g_, i, at, ls, var_[n.inputs[1]], tail);
         }
       }
       if (level_[i] == 1) return "af_load1_" + sfx + "(" + p + ")";

@@ -216,11 +216,7 @@ class ReducePrinter {
   void emit_row_pointers(int depth, int x) {
     for (int u : users_[x]) {
       const AscNode& n = g_.nodes[u];
-      if (!row_gather(u) || n.inputs[1] != x) continue;
-      int d = n.inputs[0];
-      line(depth, "const " + storage_type(g_.nodes[d].out.dtype) + "* g" + num(u) + " = p" +
-                      num(d) + " + " + gather_row_offset(n, v(x) + ".v[0]") + ";  // the row %" +
-                      n.name + " gathers");
+      if (row_gather(u) && n.inputs[1] == x) line(depth, gather_row_pointer(g_, u, v(x) + ".v[0]"));
     }
   }
 
@@ -232,11 +228,7 @@ class ReducePrinter {
     std::string p = lane_ptr(d, (row_gather(i) ? "g" : "p") + num(row_gather(i) ? i : d), pos);
     const sym::Expr& ls = lane_stride_[d];
     std::string t = tail ? "_n" : "", r = tail ? ", rem" : "";
-    if (is_gather(n) && !row_gather(i)) {  // lane by lane
-      std::string s = ls == sym::Expr(0) ? "0" : ls == sym::Expr(1) ? "1" : "ls" + num(d);
-      return "af_take_" + sfx + t + "(" + p + ", " + s + ", " + v(n.inputs[1]) + ", " +
-             gather_args(n) + r + ")";
-    }
+    if (is_gather(n) && !row_gather(i)) return take_expr(g_, i, p, ls, v(n.inputs[1]), tail);
     if (ls == sym::Expr(0)) return "af_load1_" + sfx + "(" + p + ")";
     if (ls == sym::Expr(1)) return "af_load_" + sfx + t + "(" + p + r + ")";
     return "af_gather_" + sfx + t + "(" + p + ", ls" + num(d) + r + ")";

@@ -133,14 +133,24 @@ int64_t gather_attr(const AscNode& n, const char* name) {
 }
 }  // namespace
 
-std::string gather_row_offset(const AscNode& n, const std::string& index) {
-  return "af_checked_index(" + index + ", " + std::to_string(gather_attr(n, "index_bound")) +
-         ", &" + kIndexFault + ") * " + std::to_string(gather_attr(n, "index_stride"));
+std::string gather_row_pointer(const AscGraph& g, int i, const std::string& index) {
+  const AscNode& n = g.nodes[i];
+  const int d = n.inputs.at(0);
+  return "const " + storage_type(g.nodes[d].out.dtype) + "* g" + std::to_string(i) + " = p" +
+         std::to_string(d) + " + af_checked_index(" + index + ", " +
+         std::to_string(gather_attr(n, "index_bound")) + ", &" + kIndexFault + ") * " +
+         std::to_string(gather_attr(n, "index_stride")) + ";  // the row %" + n.name + " gathers";
 }
 
-std::string gather_args(const AscNode& n) {
-  return std::to_string(gather_attr(n, "index_stride")) + ", " +
-         std::to_string(gather_attr(n, "index_bound")) + ", &" + kIndexFault;
+std::string take_expr(const AscGraph& g, int i, const std::string& at, const sym::Expr& ls,
+                      const std::string& index, bool tail) {
+  const AscNode& n = g.nodes[i];
+  const int d = n.inputs.at(0);
+  std::string s = ls == sym::Expr(0) ? "0" : ls == sym::Expr(1) ? "1" : "ls" + std::to_string(d);
+  return "af_take_" + mem_suffix(g, g.nodes[d], g.nodes[d].out.dtype) + (tail ? "_n(" : "(") + at +
+         ", " + s + ", " + index + ", " + std::to_string(gather_attr(n, "index_stride")) + ", " +
+         std::to_string(gather_attr(n, "index_bound")) + ", &" + kIndexFault +
+         (tail ? ", rem)" : ")");
 }
 
 std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string>& args,

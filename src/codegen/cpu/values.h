@@ -24,11 +24,13 @@ std::string vector_type(DType t);
 bool is_gather(const ascir::AscNode& n);
 /// The module's word recording the first out-of-range gather index (kTakeIndexFault reads it).
 inline constexpr const char* kIndexFault = "af_index_fault";
-/// The element offset of the row gather `n` reads for the scalar index `index`, checked:
-/// "af_checked_index(index, bound, &af_index_fault) * stride".
-std::string gather_row_offset(const ascir::AscNode& n, const std::string& index);
-/// The arguments after the index of af_take_T: "stride, bound, &af_index_fault".
-std::string gather_args(const ascir::AscNode& n);
+/// The declaration of `g<i>`, the row gather node `i` reads when its index is the same in every
+/// lane: "const T* g<i> = p<data> + af_checked_index(index, bound, &af_index_fault) * stride;".
+std::string gather_row_pointer(const ascir::AscGraph& g, int i, const std::string& index);
+/// Gather node `i` lane by lane: af_take_T[_n](at, lane stride, index vector, stride, bound,
+/// &af_index_fault[, rem]), `at` the first lane's element of the data (lane stride `ls`).
+std::string take_expr(const ascir::AscGraph& g, int i, const std::string& at, const sym::Expr& ls,
+                      const std::string& index, bool tail);
 
 /// The C++ expression of node `i` of `g` — a `scalar`, a `cast` or an elementwise op of the
 /// registry — over its operands' expressions `args`. `users` are the nodes reading `i` (a cast
