@@ -555,10 +555,10 @@ def _squeeze_dim_attrs(a, src, out):
 
 
 def _squeeze_dims_attrs(a, src, out):
-    dims = [_norm_dim(d, src.dim()) for d in a["dim"] if _is_one(src.shape[_norm_dim(d, src.dim())])]
-    if len(dims) != 1:
-        return None
-    return {"dim": dims[0]}
+    """squeeze.dims as the reshape to its result (BatchNorm's saved mean drops N, H and W)."""
+    if not any(_is_one(src.shape[_norm_dim(d, src.dim())]) for d in a["dim"]):
+        return None  # a no-op squeeze: left to ATen (an alias)
+    return {"shape": list(out.shape)}
 
 
 def _slice_attrs(a, src, out):
@@ -589,7 +589,7 @@ VIEW_RULES: Dict[Any, tuple] = {
     aten.t.default: ("permute", _t_attrs),
     aten.unsqueeze.default: ("unsqueeze", _unsqueeze_attrs),
     aten.squeeze.dim: ("squeeze", _squeeze_dim_attrs),
-    aten.squeeze.dims: ("squeeze", _squeeze_dims_attrs),
+    aten.squeeze.dims: ("reshape", _squeeze_dims_attrs),
     aten.slice.Tensor: ("slice", _slice_attrs),
     aten.expand.default: ("expand", _shape_attrs),
 }

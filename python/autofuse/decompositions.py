@@ -9,7 +9,11 @@ reduce ops instead: a two-pass mean / sum of squared deviations in the computati
 for f16/bf16, as eager accumulates), divided by max(0, N - correction), cast back once (a
 symbolic N with correction 0, as in layer norm under dynamic shapes: the mean of the squares).
 std / std_mean decompose (torch's core table) into var / var_mean and sqrt, so they follow.
-BatchNorm in eval mode becomes a per-channel scale and shift (batch_norm_no_training).
+BatchNorm in training (batch_norm_functional, batch_norm_no_stats) is var_mean over N and the
+spatial dims around the kept channel dim, with every per-channel value kept in the [1, C, 1, 1]
+shape until the outputs, so the statistics, the normalize, the activation after it and the
+running-stat updates are one reduction kernel; in eval mode it becomes a per-channel scale and
+shift (batch_norm_no_training).
 """
 
 from __future__ import annotations
@@ -107,6 +111,104 @@ def batch_norm_no_training(
     return out.to(x.dtype), empty, empty
 
 
+def _batch_norm_train(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+                      eps: float) -> Any:
+    """(output, mean, biased var, rstd) of BatchNorm with batch statistics, as torch's
+    decomposition computes them (native_batch_norm_helper), the statistics in the keepdim
+    shape [1, C, 1, ...] so that whatever reads them is a row value of the reduction kernel;
+    NotImplemented for what keeps ATen's op."""
+    if not x.is_floating_point() or x.dim() < 2:
+        return NotImplemented
+    dims = [0] + list(range(2, x.dim()))
+    var, mean = _var_and_mean(x, dims, 0, keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    out = (x - mean) * rstd
+    shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out.to(x.dtype), mean, var, rstd
+
+
+def batch_norm_functional(
+    x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+    running_mean: torch.Tensor, running_var: torch.Tensor, training: bool, momentum: float, eps: float
+) -> Any:
+    """aten._native_batch_norm_legit_functional (BatchNorm in training under AOTAutograd):
+    output, saved mean and rstd (x's dtype, as ATen's CPU kernel), and the updated running
+    mean and (unbiased) running var, each reshaped to [C] only at the end."""
+    r = _batch_norm_train(x, weight, bias, eps) if training else NotImplemented
+    if r is NotImplemented:
+        return r
+    out, mean, var, rstd = r
+    c = x.shape[1]
+    n = x.numel() // c
+    shape = mean.shape
+    new_mean = momentum * mean + (1 - momentum) * running_mean.reshape(shape)
+    new_var = momentum * (var * (n / (n - 1))) + (1 - momentum) * running_var.reshape(shape)
+    # The new running stats in the buffers' dtype (AOTAutograd copies them into the buffers).
+    return (out, mean.to(x.dtype).reshape(c), rstd.to(x.dtype).reshape(c),
+            new_mean.to(running_mean.dtype).reshape(c), new_var.to(running_var.dtype).reshape(c))
+
+
+def batch_norm_no_stats(
+    x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor], training: bool,
+    momentum: float, eps: float
+) -> Any:
+    """aten._native_batch_norm_legit.no_stats (BatchNorm without running stats; InstanceNorm
+    runs as it over [1, N * C, ...])."""
+    r = _batch_norm_train(x, weight, bias, eps) if training else NotImplemented
+    if r is NotImplemented:
+        return r
+    out, mean, _, rstd = r
+    c = x.shape[1]
+    return out, mean.to(x.dtype).reshape(c), rstd.to(x.dtype).reshape(c)
+
+
+def batch_norm_backward(
+    grad_out: torch.Tensor, x: torch.Tensor, weight: Optional[torch.Tensor],
+    running_mean: Optional[torch.Tensor], running_var: Optional[torch.Tensor],
+    save_mean: Optional[torch.Tensor], save_invstd: Optional[torch.Tensor], train: bool, eps: float,
+    output_mask: Sequence[bool]
+) -> Any:
+    """aten.native_batch_norm_backward as torch's decomposition computes it, with the
+    per-channel values in the keepdim shape [1, C, 1, ...] until grad_weight and grad_bias are
+    returned, so the two sums and grad_input are one reduction kernel."""
+    if not x.is_floating_point() or x.dim() < 2:
+        return NotImplemented
+    acc = get_computation_dtype(x.dtype)
+    shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
+    dims = [0] + list(range(2, x.dim()))
+
+    def per_channel(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+        return None if t is None else t.reshape(shape).to(acc)
+
+    if train:
+        if save_mean is None or save_invstd is None:
+            return NotImplemented
+        mean, invstd = per_channel(save_mean), per_channel(save_invstd)
+    else:
+        if running_mean is None or running_var is None:
+            return NotImplemented
+        mean, invstd = per_channel(running_mean), torch.rsqrt(per_channel(running_var) + eps)
+    g, xa = grad_out.to(acc), x.to(acc)
+    norm = 1.0 / (x.numel() // x.shape[1])
+    grad_sum = torch.sum(g, dims, keepdim=True)
+    dot_p = torch.sum(g * (xa - mean), dims, keepdim=True)
+    grad_scale = invstd * 1.0 if weight is None else invstd * per_channel(weight)
+    if train:
+        proj = (xa - mean) * (dot_p * norm * (invstd * invstd))
+        grad_input = ((g - proj) - grad_sum * norm) * grad_scale
+    else:
+        grad_input = g * grad_scale
+    w_dtype = x.dtype if weight is None else weight.dtype
+    c = x.shape[1]
+    grad_weight = (dot_p * invstd).to(w_dtype).reshape(c) if output_mask[1] else None
+    grad_bias = grad_sum.to(w_dtype).reshape(c) if output_mask[2] else None
+    return grad_input.to(x.dtype), grad_weight, grad_bias
+
+
 def reduction_decompositions() -> Dict[Any, Callable]:
     """ATen op -> decomposition for the reductions autofuse turns into Graph IR chains."""
     from torch._decomp import get_decompositions
@@ -115,5 +217,8 @@ def reduction_decompositions() -> Dict[Any, Callable]:
     table[aten.var.correction] = var_correction
     table[aten.var_mean.correction] = var_mean_correction
     table[aten._native_batch_norm_legit_no_training.default] = batch_norm_no_training
+    table[aten._native_batch_norm_legit_functional.default] = batch_norm_functional
+    table[aten._native_batch_norm_legit.no_stats] = batch_norm_no_stats
+    table[aten.native_batch_norm_backward.default] = batch_norm_backward
     return table
 

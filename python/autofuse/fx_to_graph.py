@@ -236,7 +236,8 @@ def translate(gm: torch.fx.GraphModule, name: str, packed_weights: Sequence[int]
             fx_ops += 1
             origin = target_name(node.target)
             done = (
-                _try_view(b, node, val, origin)
+                _try_alias(b, node)
+                or _try_view(b, node, val, origin)
                 or _try_values_item(b, node)
                 or _try_reduce(b, node, val, origin)
                 or _try_concat(b, node, val, origin)
@@ -428,6 +429,18 @@ def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) ->
     run = make_call(node, b.reads(slot_of_fx))
     b.fx_slot[node] = b.add(GNode(node.name, plan.kind, operands, dict(plan.attrs), out_t, run, node, origin))
     return "fused"
+
+
+def _try_alias(b: _Builder, node: torch.fx.Node) -> Optional[str]:
+    """aten.alias / aten.detach read only by ops (not returned): their source itself, so a
+    kernel reading it reads what the source's kernel computes (relu's saved output)."""
+    if node.target not in (torch.ops.aten.alias.default, torch.ops.aten.detach.default):
+        return None
+    src = node.args[0] if node.args else None
+    if not isinstance(src, torch.fx.Node) or not all(u.op == "call_function" for u in node.users):
+        return None
+    b.fx_slot[node] = b.logical(src)
+    return "alias"
 
 
 def _try_values_item(b: _Builder, node: torch.fx.Node) -> Optional[str]:

@@ -46,6 +46,14 @@ std::string index_attr(const AscNode& n) {
   return it == n.attrs.end() ? "?" : attr_str(it->second);
 }
 
+std::vector<int> reduced_loops(const KernelContext& k) {
+  if (!ascir::is_reduce(k.g->schedule->family)) return {};
+  // After [XB, Xb]; before [rT, rt] (reduce_inner) or [vt] (reduce_outer).
+  size_t tail = k.g->schedule->family == ascir::ScheduleFamily::ReduceInner ? 2 : 1;
+  if (k.nest.size() < 2 + tail) return {};
+  return std::vector<int>(k.nest.begin() + 2, k.nest.end() - static_cast<std::ptrdiff_t>(tail));
+}
+
 std::string cpp_expr(const KernelContext& k, const sym::Expr& e) {
   return e.cpp([&](const std::string& name) -> std::string {
     auto it = k.sym_var.find(name);

@@ -53,6 +53,11 @@ struct KernelContext {
 /// naming the kernel otherwise.
 KernelContext analyze_kernel(const ascir::AscGraph& g, const std::string& c_name);
 
+/// The loops over reduced dims of a reduction kernel's full nest, outer -> inner: reduce_outer's
+/// reduced dims (between the block axes and the vectorized axis), reduce_inner's reduced dims
+/// outside a kept one (between the block axes and the row's tile axes); empty for elementwise.
+std::vector<int> reduced_loops(const KernelContext& k);
+
 /// C/C++ text of `e` with symbols replaced by their C variables.
 std::string cpp_expr(const KernelContext& k, const sym::Expr& e);
 /// C variable holding the size of axis `id` (defined at the top of the kernel function).

@@ -64,7 +64,6 @@ struct ReduceLayout {
   LoopLayout l;
   std::vector<int> cls;
   bool inner = false;
-  std::string unsupported;  // non-empty: why no reduction case applies
 };
 
 ReduceLayout analyze(const AscGraph& g, const std::vector<int>& reduced) {
@@ -86,9 +85,6 @@ ReduceLayout analyze(const AscGraph& g, const std::vector<int>& reduced) {
   reorder_by_tensor(r.l, ref, &r.cls);
   merge_dims(r.l, &r.cls);
   r.inner = r.cls.back() == 1;
-  if (r.inner && std::count(r.cls.begin(), r.cls.end(), 1) != 1)
-    r.unsupported = "the reduced axes " + axis_set(g, reduced) +
-                    " are not one dim contiguous in every tensor, innermost in memory";
   return r;
 }
 
@@ -240,10 +236,8 @@ bool has_reduction(const AscGraph& g) {
 
 std::optional<std::string> reduce_unsupported_reason(const AscGraph& g) {
   try {
-    std::vector<int> reduced = reduced_axes(g);
-    if (reduced.empty()) return std::nullopt;
-    ReduceLayout r = analyze(g, reduced);
-    if (!r.unsupported.empty()) return r.unsupported;
+    std::vector<int> reduced = reduced_axes(g);  // throws: reductions over different axes
+    if (!reduced.empty()) analyze(g, reduced);   // throws: no loop layout
   } catch (const CompileError& e) {
     return std::string(e.what());
   }
@@ -256,7 +250,6 @@ void schedule_reduce(AscGraph& g, const Target& t) {
   if (reduced.empty()) fail(g, "the kernel has no reduction");
   reciprocal_row_divisors(g, reduced);  // renumbers nodes: before any node index is taken
   ReduceLayout rl = analyze(g, reduced);
-  if (!rl.unsupported.empty()) fail(g, rl.unsupported);
   std::set<std::string> symbols;
   for (const auto& s : g.size_symbols()) symbols.insert(s);
 
@@ -285,9 +278,9 @@ void schedule_reduce(AscGraph& g, const Target& t) {
 
   ascir::ScheduleInfo s;
   std::vector<int> full_nest, row_nest;
-  std::vector<int> kept;
+  std::vector<int> kept, outer_reduced;  // the dims before the innermost, by class
   for (size_t d = 0; d + 1 < dim_axes.size(); ++d)
-    if (rl.cls[d] == 0) kept.push_back(dim_axes[d]);
+    (rl.cls[d] == 0 ? kept : outer_reduced).push_back(dim_axes[d]);
   const int v = dim_axes.back();
   std::string tile_param = unique_symbol(symbols, g.axis(v).name + "t_size");
   auto [v_outer, v_inner] = split_axis(g, v, tile_param, true);
@@ -296,7 +289,9 @@ void schedule_reduce(AscGraph& g, const Target& t) {
                          : (kept.size() == 1 ? kept[0] : dim_axis(g, kept));
     std::string block_param = unique_symbol(symbols, g.axis(x).name + "b_size");
     auto [xb_outer, xb_inner] = split_axis(g, x, block_param, false);
-    full_nest = {xb_outer, xb_inner, v_outer, v_inner};
+    full_nest = {xb_outer, xb_inner};
+    full_nest.insert(full_nest.end(), outer_reduced.begin(), outer_reduced.end());
+    full_nest.insert(full_nest.end(), {v_outer, v_inner});
     row_nest = {xb_outer, xb_inner};
     s.family = ascir::ScheduleFamily::ReduceInner;
     s.block_axis = xb_outer;
@@ -308,8 +303,7 @@ void schedule_reduce(AscGraph& g, const Target& t) {
     std::string block_param = unique_symbol(symbols, g.axis(x).name + "b_size");
     auto [xb_outer, xb_inner] = split_axis(g, x, block_param, false);
     full_nest = {xb_outer, xb_inner};
-    for (size_t d = 0; d + 1 < dim_axes.size(); ++d)
-      if (rl.cls[d] == 1) full_nest.push_back(dim_axes[d]);
+    full_nest.insert(full_nest.end(), outer_reduced.begin(), outer_reduced.end());
     full_nest.push_back(v_inner);
     row_nest = {xb_outer, xb_inner, v_inner};
     s.family = ascir::ScheduleFamily::ReduceOuter;
@@ -357,7 +351,8 @@ void schedule_reduce(AscGraph& g, const Target& t) {
   }
   s.ub_bytes = t.reduce_buffer_bytes;
   if (rl.inner) {
-    int64_t slots = assign_row_buffer(g, rl.l);
+    // A row over several dims (reduced dims around a kept one) re-reads its inputs each pass.
+    int64_t slots = outer_reduced.empty() ? assign_row_buffer(g, rl.l) : 0;
     s.bytes_per_element = 4 * slots;
     if (slots > 0) {
       s.tiling_cases = {ascir::TilingCase::ReduceInnerAllLoad, ascir::TilingCase::ReduceInnerSplit};

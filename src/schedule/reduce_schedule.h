@@ -33,17 +33,18 @@ std::optional<std::string> reduce_unsupported_reason(const ascir::AscGraph& g);
 /// Schedules a kernel with a reduction. The loop dims (size-1 dims dropped) are ordered by the
 /// strides of the main input (the data tensor varying along the most dims) and adjacent dims
 /// of the same class (kept / reduced) merged where every tensor is contiguous across them.
-///   "reduce_inner" (the innermost dim is reduced; the reduced dims merge into one dim r):
-///     the kept dims merge into the row axis X, split X = XB x Xb (block symbol: rows per
-///     block) and r = rT x rt (tile symbol; rt vectorized). Full nodes are scheduled on
-///     [XB, Xb, rT, rt], row nodes on [XB, Xb]. TilingCases: "reduce_inner_all_load" (key 0:
-///     the full values later passes need are kept in a row buffer of target.reduce_buffer_bytes)
-///     and "reduce_inner_split" (key 1: every pass recomputes them from the inputs); a kernel
-///     with one pass, or nothing worth buffering, has the single case "reduce_inner".
+///   "reduce_inner" (the innermost dim r is reduced): the kept dims merge into the row axis X,
+///     split X = XB x Xb (block symbol: rows per block) and r = rT x rt (tile symbol; rt
+///     vectorized); reduced dims outside a kept one (BatchNorm's N around C) are loops q...
+///     of the row. Full nodes are scheduled on [XB, Xb, q..., rT, rt], row nodes on [XB, Xb].
+///     TilingCases: "reduce_inner_all_load" (key 0: the full values later passes need are kept
+///     in a row buffer of target.reduce_buffer_bytes) and "reduce_inner_split" (key 1: every
+///     pass recomputes them from the inputs); a kernel with one pass, nothing worth buffering,
+///     or a row over several dims has the single case "reduce_inner".
 ///   "reduce_outer" (the innermost dim v is kept): v = vT x vt (tile symbol = AF_LANES columns,
 ///     vt vectorized), the other kept dims and vT merge into X = XB x Xb; each reduced dim is a
 ///     loop. Full nodes on [XB, Xb, r..., vt], row nodes on [XB, Xb, vt].
-/// Throws CompileError (with reduce_unsupported_reason's text) when neither applies.
+/// Throws CompileError (with reduce_unsupported_reason's text) when the kernel has no layout.
 void schedule_reduce(ascir::AscGraph& g, const Target& t);
 
 }  // namespace af::schedule

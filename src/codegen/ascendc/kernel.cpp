@@ -724,6 +724,8 @@ std::string kernel_reason(const AscGraph& g, const schedule::Target& t) {
   } catch (const CompileError& e) {
     return e.what();
   }
+  if (g.schedule->family == ascir::ScheduleFamily::ReduceInner && !reduced_loops(k).empty())
+    return "a reduce_inner row over several dims (reduced dims around a kept one)";
   int stores = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const AscNode& n = g.nodes[i];

@@ -145,8 +145,7 @@ class ReducePrinter {
           codegen_fail(g_, "%" + node.name + ": CPU kernels do not reduce integer values");
       }
     }
-    for (size_t d = 2; d + 1 < k_.nest.size(); ++d)
-      if (!inner_) reduced_loops_.push_back(k_.nest[d]);
+    reduced_loops_ = reduced_loops(k_);
   }
 
   std::string extent(IndexDeriver& idx, int a) { return loop_extent(k_, idx, a); }
@@ -331,7 +330,7 @@ class ReducePrinter {
   /// tensor with one kept dim), or nullopt: where the next row's input can be prefetched.
   std::optional<sym::Expr> next_row_stride(int d) const {
     const AscNode& n = g_.nodes[d];
-    if (!inner_ || lane_stride_[d] != sym::Expr(1)) return std::nullopt;
+    if (!inner_ || !reduced_loops_.empty() || lane_stride_[d] != sym::Expr(1)) return std::nullopt;
     std::optional<sym::Expr> stride;
     for (size_t k = 0; k + 1 < n.out.axes.size(); ++k) {
       if (n.out.strides[k] == sym::Expr(0)) continue;
@@ -392,8 +391,7 @@ class ReducePrinter {
     std::string count;
     if (g_.nodes[i].op == "reduce_mean") {
       sym::Expr c = inner_ ? g_.axis(k_.vec_parent).size : sym::Expr(1);
-      if (!inner_)
-        for (int a : reduced_loops_) c = c * g_.axis(a).size;
+      for (int a : reduced_loops_) c = c * g_.axis(a).size;
       count = "af_splat(static_cast<float>(" + cpp_expr(k_, c) + "))";
     }
     std::string value = inner_ ? acc : acc + "[u]";
@@ -476,9 +474,15 @@ class ReducePrinter {
     emit_row_stores(2, false);
   }
 
-  void emit_pass_inner(int depth, int p, bool buffered, const std::string& R,
+  void emit_pass_inner(int outer_depth, int p, bool buffered, const std::string& R,
                        const std::string& T) {
     std::vector<int> reduces = pass_reduces(p);
+    int depth = outer_depth;
+    for (int a : reduced_loops_) {  // a row over several dims: the outer reduced dims
+      std::string iv = "i" + std::to_string(a);
+      line(depth++, "for (int64_t " + iv + " = 0; " + iv + " < " + size_var(a) + "; ++" + iv +
+                        ") {  // " + g_.axis(a).name);
+    }
     line(depth, "for (int64_t t = 0; t < " + R + "; t += " + T + ") {  // pass " +
                     std::to_string(p) + " over tiles of the row");
     line(depth + 1, "const int64_t n = af_min(" + T + ", " + R + " - t);");
@@ -511,6 +515,7 @@ class ReducePrinter {
                           "(a" + num(i) + "_0, a" + num(i) + "_1));");
     }
     line(depth, "}");
+    for (; depth > outer_depth; --depth) line(depth - 1, "}");
   }
 
   /// reduce_outer: one chunk of AF_OUTER_VECTORS x AF_LANES columns (`tail`: the last, n of

@@ -142,7 +142,7 @@ TilingCall tiling_call(const KernelContext& k) {
       c.b = g.axis(k.vec_parent).size;
     } else {
       sym::Expr reduced = 1;
-      for (size_t d = 2; d + 1 < k.nest.size(); ++d) reduced = reduced * g.axis(k.nest[d]).size;
+      for (int a : reduced_loops(k)) reduced = reduced * g.axis(a).size;
       c.b = reduced;
     }
     return c;
