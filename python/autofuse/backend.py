@@ -27,7 +27,8 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-from . import aten_table, bias_epilogue, constant_folding, decompositions, packed_linear, scatter_decompositions
+from . import (aten_table, bias_epilogue, constant_folding, decompositions, packed_linear, pool_decompositions,
+               scatter_decompositions, view_motion)
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
@@ -104,14 +105,16 @@ def decomposition_table() -> Dict[Any, Callable]:
     """Core ATen decompositions minus the ops autofuse maps whole to one registry kind and the
     matmul-class composites ATen runs whole (aten_table.KEPT_WHOLE: attention), plus a
     few decompositions into registry ops (aten_table.EXTRA_DECOMPOSED), the norms / softmax /
-    var as elementwise + reduce chains (decompositions.py) and slice / select scatters as
-    concatenations (scatter_decompositions.py)."""
+    var as elementwise + reduce chains (decompositions.py), slice / select scatters as
+    concatenations (scatter_decompositions.py) and max pooling in inference as strided views
+    and maximums (pool_decompositions.py)."""
     from torch._decomp import core_aten_decompositions, get_decompositions
 
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(aten_table.EXTRA_DECOMPOSED))
     table.update(decompositions.reduction_decompositions())
     table.update(scatter_decompositions.scatter_decompositions())
+    table.update(pool_decompositions.pool_decompositions())
     for op in aten_table.NATIVE_OPS + aten_table.KEPT_WHOLE:
         table.pop(op, None)
     return table
@@ -158,7 +161,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     if devices - {"cpu"}:
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
-        gm = bias_epilogue.move_bias_adds(constant_folding.fold_constants(gm))
+        gm = view_motion.move_views(bias_epilogue.move_bias_adds(constant_folding.fold_constants(gm)))
         tr = translate(gm, name, *_packed_weights(config, tag, gm))
     except Exception as e:  # a frontend bug must not break the model
         return _fallback(rec, gm, f"translation to Graph IR failed: {type(e).__name__}: {e}", True)

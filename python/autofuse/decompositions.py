@@ -209,6 +209,64 @@ def batch_norm_backward(
     return grad_input.to(x.dtype), grad_weight, grad_bias
 
 
+def _grouped(t: torch.Tensor, n: Any, group: int, hxw: Any) -> torch.Tensor:
+    """[N, C, *] seen as [N, G, C / G, H * W]."""
+    return t.reshape(n, group, t.shape[1] // group, hxw)
+
+
+def group_norm(
+    x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor], n: Any, c: Any,
+    hxw: Any, group: int, eps: float
+) -> Any:
+    """aten.native_group_norm as torch's reference computes it, in the [N, G, C / G, H * W]
+    view of x: the statistics reduce its two inner dims (a contiguous row per sample and
+    group), the weight and bias are [1, G, C / G, 1], and the result is reshaped back at the
+    end (view_motion.py sinks that reshape below the activation after it: one kernel)."""
+    if not x.is_floating_point() or x.dim() < 2 or group <= 0 or x.shape[1] % group:
+        return NotImplemented
+    xv = _grouped(x, n, group, hxw)
+    var, mean = _var_and_mean(xv, [2, 3], 0, keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    out = (xv - mean) * rstd
+    shape = [1, group, x.shape[1] // group, 1]
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return (out.to(x.dtype).reshape(x.shape), mean.to(x.dtype).reshape(n, group),
+            rstd.to(x.dtype).reshape(n, group))
+
+
+def group_norm_backward(
+    grad_out: torch.Tensor, x: torch.Tensor, mean: torch.Tensor, rstd: torch.Tensor,
+    weight: Optional[torch.Tensor], n: Any, c: Any, hxw: Any, group: int, output_mask: Sequence[bool]
+) -> Any:
+    """aten.native_group_norm_backward in the [N, G, C / G, H * W] view: the per-group sums
+    of g * w * x and g * w and grad_input one reduction kernel (over the two inner dims), the
+    per-channel grad_weight and grad_bias another (over N and H * W around the kept channel)."""
+    if not x.is_floating_point() or x.dim() < 2 or group <= 0 or x.shape[1] % group:
+        return NotImplemented
+    acc = get_computation_dtype(x.dtype)
+    cg = x.shape[1] // group
+    g, xv = _grouped(grad_out, n, group, hxw).to(acc), _grouped(x, n, group, hxw).to(acc)
+    mean, rstd = mean.reshape(n, group, 1, 1).to(acc), rstd.reshape(n, group, 1, 1).to(acc)
+    gw = g if weight is None else g * weight.reshape(1, group, cg, 1).to(acc)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        s = 1.0 / (hxw * cg)
+        ds = torch.sum(gw * xv, [2, 3], keepdim=True)
+        db = torch.sum(gw, [2, 3], keepdim=True)
+        c2 = (db * mean - ds) * rstd * rstd * rstd * s
+        c3 = -c2 * mean - db * rstd * s
+        grad_input = (gw * rstd + xv * c2 + c3).to(x.dtype).reshape(x.shape)
+    w_dtype = x.dtype if weight is None else weight.dtype
+    if output_mask[1]:
+        grad_weight = torch.sum(g * ((xv - mean) * rstd), [0, 3], keepdim=True).to(w_dtype).reshape(c)
+    if output_mask[2]:
+        grad_bias = torch.sum(g, [0, 3], keepdim=True).to(w_dtype).reshape(c)
+    return grad_input, grad_weight, grad_bias
+
+
 def reduction_decompositions() -> Dict[Any, Callable]:
     """ATen op -> decomposition for the reductions autofuse turns into Graph IR chains."""
     from torch._decomp import get_decompositions
@@ -220,5 +278,7 @@ def reduction_decompositions() -> Dict[Any, Callable]:
     table[aten._native_batch_norm_legit_functional.default] = batch_norm_functional
     table[aten._native_batch_norm_legit.no_stats] = batch_norm_no_stats
     table[aten.native_batch_norm_backward.default] = batch_norm_backward
+    table[aten.native_group_norm.default] = group_norm
+    table[aten.native_group_norm_backward.default] = group_norm_backward
     return table
 

@@ -100,3 +100,52 @@ def test_batch_norm_training_is_one_kernel_each_way(dtype, shape):
     for rec in recs.values():
         left = [rec.translation.nodes[s.ops[0]].origin for s in rec.steps if s.kind == StepKind.opaque]
         assert not any("batch_norm" in o or o.startswith("aten.sum") for o in left), left
+
+
+def _grads_match(eager, mine, x, dtype, fwd=lambda m, x: m(x)):
+    """Runs one forward and backward of both modules on x; compares outputs and gradients."""
+    tol = {"atol": 2e-2, "rtol": 2e-2} if dtype == torch.bfloat16 else {}
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    want, got = fwd(eager, xa), fwd(mine, xb)
+    torch.testing.assert_close(got, want, **tol)
+    g = torch.randn_like(want)
+    want.backward(g)
+    got.backward(g)
+    torch.testing.assert_close(xb.grad, xa.grad, **tol)
+    for p, q in zip(mine.parameters(), eager.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("shape,groups", [((4, 16, 10, 10), 4), ((2, 12, 7, 9), 3), ((3, 8, 33), 8)])
+def test_group_norm_silu_is_one_kernel_forward_two_backward(dtype, shape, groups):
+    """GroupNorm + SiLU: the statistics over each sample's group (a contiguous row of the
+    [N, G, C / G, H * W] view), the normalize and the SiLU one kernel (the reshape back to
+    [N, C, H, W] sunk below the SiLU, view_motion.py); backward the per-group sums with
+    grad_input one kernel, the per-channel weight and bias sums (over N and H * W around C)
+    another, the SiLU's gradient inside them."""
+    torch.manual_seed(0)
+    eager = torch.nn.Sequential(torch.nn.GroupNorm(groups, shape[1]), torch.nn.SiLU()).to(dtype)
+    with torch.no_grad():
+        eager[0].weight.uniform_(0.5, 1.5)
+        eager[0].bias.uniform_(-0.5, 0.5)
+    mine = copy.deepcopy(eager)
+    _grads_match(eager, compile_fn(mine), torch.randn(shape, dtype=dtype), dtype)
+    recs = {r.tag: r for r in autofuse.compiled_graphs()}
+    assert _kernel_count(recs["fw"]) == 1 and _kernel_count(recs["bw"]) == 2, recs
+    for rec in recs.values():
+        assert not any(s.kind == StepKind.opaque and "group_norm" in rec.translation.nodes[s.ops[0]].origin
+                       for s in rec.steps)
+
+
+def test_instance_norm_silu_forward_is_one_kernel():
+    """InstanceNorm runs as BatchNorm without running stats over [1, N * C, H, W]: its
+    statistics, normalize and the SiLU after the reshape back one kernel."""
+    torch.manual_seed(0)
+    eager = torch.nn.Sequential(torch.nn.InstanceNorm2d(8, affine=True), torch.nn.SiLU())
+    mine = copy.deepcopy(eager)
+    x = torch.randn(3, 8, 9, 11)
+    with torch.no_grad():
+        torch.testing.assert_close(compile_fn(mine)(x), eager(x))
+    assert _kernel_count(only_record()) == 1
+    _grads_match(eager, compile_fn(copy.deepcopy(eager)), x, torch.float32)
