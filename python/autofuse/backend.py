@@ -264,8 +264,8 @@ def fused_op_count(rec: GraphRecord) -> int:
 
 def no_fusion_reason(tr: Translation) -> str:
     """Why a graph has no fusible op: the frontend's reasons for its ops (most frequent first,
-    at most three), e.g. "no fusible ops (3 ops: dtype f64 is not supported by generated
-    kernels (sin); ...)"."""
+    at most three), e.g. "no fusible ops (3 ops: dtype i16 is not supported by generated
+    kernels (neg); ...)"."""
     reasons = collections.Counter(n.reason for n in tr.nodes if n.kind == "opaque" and n.fx is not None
                                   and n.fx.op == "call_function" and n.reason and not is_alias(n.fx))
     if not reasons:

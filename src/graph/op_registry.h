@@ -27,8 +27,11 @@ using DTypeMask = uint32_t;
 constexpr DTypeMask mask_of(DType t) {
   return 1u << static_cast<unsigned>(t);
 }
-/// f32 and the low-precision floats computed in f32.
-constexpr DTypeMask kFloatTypes = mask_of(DType::F32) | mask_of(DType::F16) | mask_of(DType::BF16);
+/// f32 and the low-precision floats kernels compute in f32 lanes.
+constexpr DTypeMask kF32LaneTypes =
+    mask_of(DType::F32) | mask_of(DType::F16) | mask_of(DType::BF16);
+/// The floats: those and f64 (computed in double lanes).
+constexpr DTypeMask kFloatTypes = kF32LaneTypes | mask_of(DType::F64);
 constexpr DTypeMask kBoolType = mask_of(DType::Bool);
 /// The integers AscIR kernels compute (in int64 lanes: indices, positions, index arithmetic).
 constexpr DTypeMask kIntTypes = mask_of(DType::I32) | mask_of(DType::I64);

@@ -92,8 +92,8 @@ ReduceLayout analyze(const AscGraph& g, const std::vector<int>& reduced) {
 /// row_buffer = slot: a value of stage s read by a full value of a later stage is written to the
 /// buffer in pass s and read back afterwards instead of recomputed (x for x - mean, exp(x - max)
 /// for softmax's division). Loads of tensors that are the same for every row (weights) are
-/// re-read instead (a gather's rows differ: it is buffered like any load). Integer and bool
-/// values are recomputed (the buffer holds f32). Returns the number of slots.
+/// re-read instead (a gather's rows differ: it is buffered like any load). Integer, bool and
+/// f64 values are recomputed (the buffer holds f32). Returns the number of slots.
 int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
   ReducePlan p = plan_reduce(g);
   if (p.passes < 2) return 0;
@@ -139,7 +139,7 @@ int64_t assign_row_buffer(AscGraph& g, const LoopLayout& l) {
     if (g.nodes[src].op == "load" && g.nodes[src].inputs.size() == 1 &&
         !per_row_input[g.nodes[src].inputs[0]])
       continue;
-    if (!is_floating(n.out.dtype)) continue;  // the buffer holds f32
+    if (!(graph::mask_of(n.out.dtype) & graph::kF32LaneTypes)) continue;  // the buffer holds f32
     g.nodes[i].attrs["row_buffer"] = slots++;
     slotted[i] = true;
   }

@@ -51,7 +51,7 @@ import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
 
 import autofuse
 from autofuse._C import StepKind
-from helpers import check_fuzz_case_through_inductor, compile_fn, inductor_frontend, node_names
+from helpers import check_fuzz_case_through_inductor, compile_fn, inductor_frontend, mixed_f64_tolerance, node_names
 from test_random_graphs import BINARY as EW_BINARY
 from test_random_graphs import PREDICATE, UNARY
 from test_random_graphs import Case as EwCase
@@ -68,8 +68,8 @@ FIRST_SEED = int(os.environ.get("AUTOFUSE_FUZZ_SEED", "0"))
 SIZES = [1, 2, 3, 5, 7, 9, 13, 16, 31, 33]
 SEG_SIZES = [1, 1, 2, 3, 5, 7, 8, 13, 17, 31, 33]
 MAX_NUMEL = 60_000  # keeps rank-4 cases small (each case is a trace and a g++ compile)
-FLOATS = ["torch.float32", "torch.float16", "torch.bfloat16"]
-MAIN_DTYPES = ["torch.float32"] * 5 + ["torch.bfloat16"] * 2 + ["torch.float16"] * 2
+FLOATS = ["torch.float32", "torch.float16", "torch.bfloat16", "torch.float64"]
+MAIN_DTYPES = ["torch.float32"] * 5 + ["torch.bfloat16"] * 2 + ["torch.float16"] * 2 + ["torch.float64"]
 REDUCTIONS = ["sum", "mean", "amax", "amin"]
 # test_random_graphs' unary templates, exp-like ones of an argument in [-2, 2]: chains here are
 # long, and exp / cos of a large exp result turn the 1-ulp differences between SLEEF's and eager's
@@ -493,6 +493,7 @@ def check(case: Case) -> Outcome:
         if e.dtype == torch.float32 and low is not None:
             rtol = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}[low]  # see test_random_graphs
             tol = dict(rtol=rtol, atol=rtol)
+        tol = tol or mixed_f64_tolerance(case.repro(), e.dtype)
         try:
             torch.testing.assert_close(g, e, equal_nan=True, **tol)
         except AssertionError:

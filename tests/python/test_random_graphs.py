@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
 
 import autofuse
-from helpers import check_fuzz_case_through_inductor, compile_fn, inductor_frontend
+from helpers import check_fuzz_case_through_inductor, compile_fn, inductor_frontend, mixed_f64_tolerance
 
 # ~0.6-1.3 s per case (a Dynamo trace and a g++ JIT compile each): 40 cases stay under ~40 s on two
 # cores.
@@ -44,7 +44,7 @@ SHAPES = [
     (1,), (7,), (9,), (15,), (17,), (1023,), (3, 1000), (2, 3, 5, 7), (13, 31), (4, 1, 11),
     (5, 8), (11, 17), (2, 9), (3, 1, 16),
 ]
-FLOATS = ["torch.float32", "torch.float16", "torch.bfloat16"]
+FLOATS = ["torch.float32", "torch.float16", "torch.bfloat16", "torch.float64"]
 
 # Unary float -> float templates ({a}: the operand).
 UNARY = [
@@ -299,6 +299,7 @@ def run_case(seed):
             # relative tolerance (and the same absolute one, for cancellation after it).
             rtol = {torch.float16: 1e-3, torch.bfloat16: 1.6e-2}[low]
             tol = dict(rtol=rtol, atol=rtol)
+        tol = tol or mixed_f64_tolerance(case.repro(), e.dtype)
         try:
             torch.testing.assert_close(g, e, equal_nan=True, **tol)
         except AssertionError:

@@ -38,7 +38,7 @@ import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
 
 import autofuse
 from autofuse._C import StepKind
-from helpers import check_fuzz_case_through_inductor, compile_fn, inductor_frontend, node_names
+from helpers import check_fuzz_case_through_inductor, compile_fn, inductor_frontend, mixed_f64_tolerance, node_names
 from test_random_graphs import _config, _fake_strides, _lowest_precision, define_program
 
 CASES = int(os.environ.get("AUTOFUSE_FUZZ_CASES", "40"))
@@ -51,7 +51,7 @@ SHAPES_2D = [(1, 7), (4, 3), (5, 13), (7, 33), (3, 100), (3, 1000), (2, 4097), (
              (13, 7), (33, 13), (100, 3), (1000, 7), (6, 1)]
 SHAPES_3D = [(2, 3, 7), (3, 13, 33), (2, 7, 100), (4, 1, 13), (2, 33, 1000), (3, 5, 4097),
              (1, 2, 50257), (5, 100, 3)]
-MAIN_DTYPES = ["torch.float32"] * 5 + ["torch.bfloat16"] * 3 + ["torch.float16"]
+MAIN_DTYPES = ["torch.float32"] * 5 + ["torch.bfloat16"] * 3 + ["torch.float16"] + ["torch.float64"]
 
 # Elementwise templates over float values ({a}, {b}: operands; {b} may be a broadcast input).
 # exp only of bounded arguments: exp amplifies a 1-ulp difference of a large argument (SLEEF's vs
@@ -371,7 +371,7 @@ def run_case(seed: int) -> None:
     exact = None
     for k, (g, e) in enumerate(zip(got, expected)):
         try:
-            torch.testing.assert_close(g, e, equal_nan=True)
+            torch.testing.assert_close(g, e, equal_nan=True, **mixed_f64_tolerance(case.repro(), e.dtype))
         except AssertionError:
             exact = exact if exact is not None else _exact(case, args)
             _assert_matches(g, e, exact[k], _lowest_precision(case), f"output {k} (seed {seed})\n{ctx}")

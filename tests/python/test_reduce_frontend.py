@@ -132,7 +132,6 @@ def test_values_only_max_dim_is_one_node_for_its_getitem():
         (lambda x: x.argmin(), X, "aten.argmin.default", "runs as ATen"),
         (lambda x: x.sum(1), torch.arange(12).view(3, 4), "aten.sum.dim_IntList", "dtype i64 is not supported by generated kernels (reduce_sum)"),
         (lambda x: (x > 0).sum(1), X, "aten.sum.dim_IntList", "dtype i64 is not supported by generated kernels (reduce_sum)"),
-        (lambda x: x.sum(1), X.double(), "aten.sum.dim_IntList", "dtype f64 is not supported by generated kernels (reduce_sum)"),
         (lambda x: x.amax(0), torch.arange(12, dtype=torch.int32).view(3, 4), "aten.amax.default",
          "dtype i32 is not supported by generated kernels (reduce_max)"),
         (lambda x: x.any(0), torch.arange(12).view(3, 4), "aten.any.dim", "of a torch.int64 tensor"),
@@ -142,7 +141,7 @@ def test_values_only_max_dim_is_one_node_for_its_getitem():
         (lambda x: torch.any(x > 0, dim=[]), X, "aten.any.dims", "no dims"),  # [] = no dims here
         (lambda x: x.prod(1), XB, "aten.prod.dim_int", "eager accumulates it in torch.bfloat16"),
     ],
-    ids=["argmax", "argmin", "int", "bool_sum", "f64", "int_amax", "int_any", "empty", "empty_mean", "rank0",
+    ids=["argmax", "argmin", "int", "bool_sum", "int_amax", "int_any", "empty", "empty_mean", "rank0",
          "any_no_dims", "prod_bf16"],
 )
 def test_unsupported_reductions_are_opaque_with_reason(fn, x, origin, words):

@@ -150,11 +150,11 @@ TEST(FusionLower, EmulatedPrecisionCastsRoundBeforeTheStore) {
 TEST(FusionLower, NonFusibleOpsAreOpaqueWithReason) {
   FusedGraph fg = lower(parse(R"(graph @t(s0 = 2) {
   %x = input() {index = 0} : f32[s0, 3]
-  %d = input() {index = 1} : f64[3]
+  %d = input() {index = 1} : i16[3]
   %0 = permute(%x) {dims = [1, 0]} : f32[3, s0] strides [1, 3]
   %1 = opaque(%x, %0) {target = "aten.mm.default"} : f32[s0, s0]
   %2 = cast(%x) : i64[s0, 3]
-  %3 = broadcast(%d) : f64[s0, 3]
+  %3 = broadcast(%d) : i16[s0, 3]
   %4 = neg(%1) : f32[s0, s0]
   return %2, %3, %4
 })"));
@@ -163,7 +163,7 @@ TEST(FusionLower, NonFusibleOpsAreOpaqueWithReason) {
   EXPECT_EQ(fg.nodes[0].reason, "view op permute runs as an ATen alias");
   EXPECT_EQ(fg.nodes[1].reason, "opaque ATen op aten.mm.default");
   EXPECT_EQ(fg.nodes[2].reason, "dtype i64 is not supported by generated kernels (cast)");
-  EXPECT_EQ(fg.nodes[3].reason, "dtype f64 is not supported by generated kernels (broadcast)");
+  EXPECT_EQ(fg.nodes[3].reason, "dtype i16 is not supported by generated kernels (broadcast)");
   EXPECT_EQ(fg.nodes[4].kind, FusedNode::Kind::Kernel);
   EXPECT_EQ(fg.nodes[4].name, "k0");
   EXPECT_EQ(fg.nodes[1].name, "1");
@@ -203,11 +203,11 @@ TEST(FusionLower, CandidateReasonIsWhatTheFrontendAsks) {
             std::nullopt);
   // An op the registry's dtypes rule out: said as the dtype kernels lack.
   EXPECT_EQ(reason(R"(graph @t() {
-  %a = input() {index = 0} : f64[3]
-  %y = exp(%a) : f64[3]
+  %a = input() {index = 0} : i16[3]
+  %y = exp(%a) : i16[3]
   return
 })"),
-            "dtype f64 is not supported by generated kernels (exp)");
+            "dtype i16 is not supported by generated kernels (exp)");
   EXPECT_EQ(reason(R"(graph @t() {
   %a = input() {index = 0} : f32[0, 3]
   %y = reduce_sum(%a) {dims = [0], keepdim = 0} : f32[3]

@@ -119,18 +119,18 @@ TEST(ReduceLower, LowPrecisionReducesInF32) {
 TEST(ReduceLower, DisabledPassAndUnsupportedAreOpaque) {
   const char* text = R"(graph @t() {
   %x = input() {index = 0} : f32[4, 8]
-  %d = input() {index = 1} : f64[4, 8]
+  %d = input() {index = 1} : i16[4, 8]
   %s = reduce_sum(%x) {dims = [1], keepdim = 0} : f32[4]
   %e = exp(%s) : f32[4]
-  %t = reduce_sum(%d) {dims = [0], keepdim = 0} : f64[8]
+  %t = reduce_sum(%d) {dims = [0], keepdim = 0} : i16[8]
   %z = input() {index = 2} : f32[0, 3]
   %u = reduce_max(%z) {dims = [0], keepdim = 0} : f32[3]
   return %e, %t, %u
 })";
-  graph::Graph g = graph::parse_graph(text);  // f64 reduce: not verified, still explained
+  graph::Graph g = graph::parse_graph(text);  // i16 reduce: not verified, still explained
   FusedGraph on = lower(g);
   EXPECT_EQ(on.nodes[0].kind, FusedNode::Kind::Kernel);
-  EXPECT_EQ(on.nodes[2].reason, "dtype f64 is not supported by generated kernels (reduce_sum)");
+  EXPECT_EQ(on.nodes[2].reason, "dtype i16 is not supported by generated kernels (reduce_sum)");
   EXPECT_EQ(on.nodes[3].reason, "empty reduction: dim 0 of %z has size 0 (reduce_max)");
   FusionOptions opts;
   opts.reduce = false;

@@ -17,24 +17,25 @@ namespace {
 using ascir::AscGraph;
 using ascir::AscNode;
 
-/// How one reduce kind accumulates: identity, vector combine, horizontal combine.
+/// How one reduce kind accumulates: its identity as an f32 (or bool) and an f64 lane value,
+/// the vector combine, the horizontal combine.
 struct ReduceKind {
   const char* op;
   const char* identity;
+  const char* identity_f64;
   const char* combine;
   const char* horizontal;
-  bool mask;  // bool accumulators (any / all)
 };
 
-/// The reduce kinds kernels support (the Graph IR reduce_* rows).
+/// The reduce kinds kernels support (the Graph IR reduce_* rows); any / all accumulate bool.
 const ReduceKind kReduceKinds[] = {
-    {"reduce_sum", "af_splat(0.0f)", "af_add", "af_hsum", false},
-    {"reduce_mean", "af_splat(0.0f)", "af_add", "af_hsum", false},
-    {"reduce_prod", "af_splat(1.0f)", "af_mul", "af_hprod", false},
-    {"reduce_max", "af_splat(-__builtin_inff())", "af_maximum", "af_hmax", false},
-    {"reduce_min", "af_splat(__builtin_inff())", "af_minimum", "af_hmin", false},
-    {"reduce_any", "af_mask_splat(false)", "af_mask_or_", "af_hany", true},
-    {"reduce_all", "af_mask_splat(true)", "af_mask_and_", "af_hall", true},
+    {"reduce_sum", "0.0f", "0.0", "af_add", "af_hsum"},
+    {"reduce_mean", "0.0f", "0.0", "af_add", "af_hsum"},
+    {"reduce_prod", "1.0f", "1.0", "af_mul", "af_hprod"},
+    {"reduce_max", "-__builtin_inff()", "-__builtin_inf()", "af_maximum", "af_hmax"},
+    {"reduce_min", "__builtin_inff()", "__builtin_inf()", "af_minimum", "af_hmin"},
+    {"reduce_any", "false", "", "af_mask_or_", "af_hany"},
+    {"reduce_all", "true", "", "af_mask_and_", "af_hall"},
 };
 
 /// Rows of a reduce_outer kernel summed into one partial accumulator before it joins the total.
@@ -105,6 +106,13 @@ class ReducePrinter {
   }
   /// Node index i as text (variable and pointer names: v3, p0, q9_0).
   std::string num(int i) const { return std::to_string(i); }
+
+  /// The accumulator type and identity vector of reduce node i (its dtype's lanes).
+  std::string acc_type(int i) const { return vector_type(g_.nodes[i].out.dtype); }
+  std::string identity(int i) const {
+    DType t = g_.nodes[i].out.dtype;
+    return splat_expr(t, t == DType::F64 ? kind(i).identity_f64 : kind(i).identity);
+  }
 
   const ReduceKind& kind(int i) const {
     for (const auto& r : kReduceKinds)
@@ -375,7 +383,7 @@ class ReducePrinter {
     for (int i : pass_reduces(p)) {
       const ReduceKind& rk = kind(i);
       std::string x = v(g_.nodes[i].inputs[0]);
-      if (tail && inner_) x = "af_fill_tail(" + x + ", rem, " + rk.identity + ")";
+      if (tail && inner_) x = "af_fill_tail(" + x + ", rem, " + identity(i) + ")";
       std::string a = "a" + num(i) + acc;
       line(depth, a + " = " + rk.combine + "(" + a + ", " + x + ");");
     }
@@ -387,39 +395,37 @@ class ReducePrinter {
   /// The value of reduce node i after its pass: horizontal (inner) or per column (outer).
   void emit_finalize(int depth, int i) {
     const ReduceKind& rk = kind(i);
+    const DType t = g_.nodes[i].out.dtype;
     std::string acc = "acc" + num(i);
     std::string count;
     if (g_.nodes[i].op == "reduce_mean") {
       sym::Expr c = inner_ ? g_.axis(k_.vec_parent).size : sym::Expr(1);
       for (int a : reduced_loops_) c = c * g_.axis(a).size;
-      count = "af_splat(static_cast<float>(" + cpp_expr(k_, c) + "))";
+      count = splat_expr(
+          t, std::string(t == DType::F64 ? "static_cast<double>(" : "static_cast<float>(") +
+                 cpp_expr(k_, c) + ")");
     }
     std::string value = inner_ ? acc : acc + "[u]";
-    if (inner_)
-      value =
-          std::string(rk.mask ? "af_mask_splat(" : "af_splat(") + rk.horizontal + "(" + acc + "))";
+    if (inner_) value = splat_expr(t, std::string(rk.horizontal) + "(" + acc + ")");
     if (!count.empty()) value = "af_div(" + value + ", " + count + ")";
     std::string note = "  // %" + g_.nodes[i].name + " " + g_.nodes[i].op;
     if (inner_) {
       line(depth, "const auto " + v(i) + " = " + value + ";" + note);
       return;
     }
-    line(depth,
-         std::string(rk.mask ? "af_vm " : "af_vf ") + var_[i] + "[AF_OUTER_VECTORS];" + note);
+    line(depth, acc_type(i) + " " + var_[i] + "[AF_OUTER_VECTORS];" + note);
     line(depth, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) " + v(i) + " = " + value + ";");
   }
 
   /// Declares the row accumulators of pass p.
   void emit_accumulators(int depth, int p) {
     for (int i : pass_reduces(p)) {
-      const ReduceKind& rk = kind(i);
-      std::string ty = rk.mask ? "af_vm" : "af_vf";
       if (inner_) {
-        line(depth, ty + " acc" + num(i) + " = " + rk.identity + ";");
+        line(depth, acc_type(i) + " acc" + num(i) + " = " + identity(i) + ";");
       } else {
-        line(depth, ty + " acc" + num(i) + "[AF_OUTER_VECTORS];");
+        line(depth, acc_type(i) + " acc" + num(i) + "[AF_OUTER_VECTORS];");
         line(depth, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) acc" + num(i) +
-                        "[u] = " + rk.identity + ";");
+                        "[u] = " + identity(i) + ";");
       }
     }
   }
@@ -487,10 +493,8 @@ class ReducePrinter {
                     std::to_string(p) + " over tiles of the row");
     line(depth + 1, "const int64_t n = af_min(" + T + ", " + R + " - t);");
     for (int i : reduces) {
-      const ReduceKind& rk = kind(i);
-      std::string ty = rk.mask ? "af_vm" : "af_vf";
-      line(depth + 1, ty + " a" + num(i) + "_0 = " + rk.identity + ", a" + num(i) +
-                          "_1 = " + rk.identity + ";");
+      line(depth + 1, acc_type(i) + " a" + num(i) + "_0 = " + identity(i) + ", a" + num(i) +
+                          "_1 = " + identity(i) + ";");
     }
     line(depth + 1, "int64_t j = 0;");
     line(depth + 1, "for (; j + 2 * AF_LANES <= n; j += 2 * AF_LANES) {");
@@ -539,11 +543,9 @@ class ReducePrinter {
         line(d, "for (int64_t c0 = 0; c0 < " + size_var(a) +
                     "; c0 += " + std::to_string(kOuterCascade) + ") {");
         for (int i : reduces) {
-          const ReduceKind& rk = kind(i);
-          line(d + 1,
-               std::string(rk.mask ? "af_vm" : "af_vf") + " a" + num(i) + "[AF_OUTER_VECTORS];");
+          line(d + 1, acc_type(i) + " a" + num(i) + "[AF_OUTER_VECTORS];");
           line(d + 1, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) a" + num(i) +
-                          "[u] = " + rk.identity + ";");
+                          "[u] = " + identity(i) + ";");
         }
         line(d + 1, "const int64_t c1 = af_min(c0 + " + std::to_string(kOuterCascade) + ", " +
                         size_var(a) + ");");

@@ -24,6 +24,15 @@ std::string float_literal(double v) {
   return buf;
 }
 
+/// An f64 C++ literal for `v`, exact (hexadecimal) and with inf/nan spelled out.
+std::string double_literal(double v) {
+  if (std::isnan(v)) return "__builtin_nan(\"\")";
+  if (std::isinf(v)) return v < 0 ? "-__builtin_inf()" : "__builtin_inf()";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a /* %.17g */", v, v);
+  return buf;
+}
+
 /// Replaces {0}, {1}, ... in a registry cpu_expr by the operand expressions.
 std::string format_expr(std::string pattern, const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
@@ -55,6 +64,7 @@ std::string scalar_expr(const AscGraph& g, const AscNode& n) {
                           : "af_splat_i64(" + std::to_string(x) + "LL)";
   }
   switch (n.out.dtype) {
+    case DType::F64: return "af_splat_f64(" + double_literal(v) + ")";
     case DType::Bool: return std::string("af_mask_splat(") + (v != 0 ? "true" : "false") + ")";
     case DType::F16: return "af_round_f16(af_splat(" + float_literal(v) + "))";
     case DType::BF16: return "af_round_bf16(af_splat(" + float_literal(v) + "))";
@@ -86,11 +96,10 @@ std::string cast_expr(const AscGraph& g, int i, const std::string& x,
       exact_in(g, n.inputs[0], n.out.dtype))
     return x;
   if (n.out.dtype == DType::F16 || n.out.dtype == DType::BF16) {
-    // Feeding only stores of the same dtype: the store rounds the same way.
-    bool only_stores = !users.empty();
+    // From f32 lanes, feeding only stores of the same dtype: the store rounds the same way.
+    bool only_stores = !users.empty() && (graph::mask_of(in.out.dtype) & graph::kF32LaneTypes);
     for (int u : users)
-      only_stores = only_stores && g.nodes[u].op == "store" &&
-                    g.nodes[u].out.dtype == n.out.dtype && is_floating(in.out.dtype);
+      only_stores = only_stores && g.nodes[u].op == "store" && g.nodes[u].out.dtype == n.out.dtype;
     if (only_stores) return x;
   }
   return "af_to_" + to + "(" + x + ")";
@@ -107,9 +116,10 @@ std::string mem_suffix(const AscGraph& g, const AscNode& n, DType t) {
     case DType::Bool: return "bool";
     case DType::I64: return "i64";
     case DType::I32: return "i32";
+    case DType::F64: return "f64";
     default:
       codegen_fail(g, "%" + n.name + " (" + n.op + ") has dtype " + std::string(dtype_name(t)) +
-                          "; CPU kernels read and write f32, f16, bf16, bool, i64 and i32");
+                          "; CPU kernels read and write f32, f16, bf16, f64, bool, i64 and i32");
   }
 }
 
@@ -120,7 +130,14 @@ std::string storage_type(DType t) {
 std::string vector_type(DType t) {
   if (t == DType::Bool) return "af_vm";
   if (t == DType::I64 || t == DType::I32) return "af_vl";
+  if (t == DType::F64) return "af_vd";
   return "af_vf";
+}
+
+std::string splat_expr(DType t, const std::string& value) {
+  if (t == DType::Bool) return "af_mask_splat(" + value + ")";
+  if (t == DType::F64) return "af_splat_f64(" + value + ")";
+  return "af_splat(" + value + ")";
 }
 
 bool is_gather(const AscNode& n) {

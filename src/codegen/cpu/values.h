@@ -19,6 +19,9 @@ std::string storage_type(DType t);
 /// The vector type holding a value of dtype `t` in registers: af_vm (bool), af_vl (i64, i32),
 /// af_vf (the floats).
 std::string vector_type(DType t);
+/// The vector of dtype `t` with every lane `value` (a C++ expression): af_splat(value) for the
+/// f32-lane floats, af_splat_f64 for f64, af_mask_splat for bool.
+std::string splat_expr(DType t, const std::string& value);
 
 /// Whether load node `n` is a gather: load(%data, %index) (docs/ir.md).
 bool is_gather(const ascir::AscNode& n);

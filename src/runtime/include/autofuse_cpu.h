@@ -16,6 +16,9 @@
  *   autofuse_cpu_i64.h
  *       integer values (`af_vl`, int64 lanes beside the f32 ones): i64/i32 memory, integer
  *       arithmetic, comparisons and casts, and the checked gather of a table row by an index.
+ *   autofuse_cpu_f64.h
+ *       f64 values (`af_vd`, doubles lane by lane beside the f32 ones): memory, every float
+ *       kind of the op registry with PyTorch's double semantics, casts, horizontal combines.
  *   autofuse_cpu_tiling.h
  *       the arithmetic the generated tiling functions share (tile size, block split).
  *
@@ -44,6 +47,7 @@
 #include "autofuse_cpu_math.h"
 #include "autofuse_cpu_ops.h"
 #include "autofuse_cpu_i64.h"
+#include "autofuse_cpu_f64.h"
 #include "autofuse_cpu_tiling.h"
 
 #endif /* AUTOFUSE_CPU_H */

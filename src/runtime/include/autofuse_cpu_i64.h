@@ -19,10 +19,13 @@ struct af_vl {
   int64_t v[AF_LANES];
 };
 
-#define AF_LANEWISE(expr)                             \
-  af_vl r;                                            \
+/* The body of a function returning the lane vector T whose lane i is `expr` (also used by
+ * autofuse_cpu_f64.h, which undefines it). */
+#define AF_LANEWISE_AS(T, expr)                       \
+  T r;                                                \
   for (int i = 0; i < AF_LANES; ++i) r.v[i] = (expr); \
   return r
+#define AF_LANEWISE(expr) AF_LANEWISE_AS(af_vl, expr)
 
 AF_INLINE af_vl af_splat_i64(int64_t x) {
   AF_LANEWISE(x);
@@ -140,17 +143,21 @@ AF_INLINE af_vl af_to_i32(af_vf f) {
   af_store_f32(x, f);
   AF_LANEWISE(static_cast<int64_t>(static_cast<int32_t>(x[i])));
 }
-AF_INLINE af_vf af_to_f32(af_vl v) {
-  float x[AF_LANES];
-  for (int i = 0; i < AF_LANES; ++i) x[i] = static_cast<float>(v.v[i]);
-  return af_load_f32(x);
-}
-AF_INLINE af_vf af_to_f16(af_vl v) {
-  return af_to_f16(af_to_f32(v));
-}
-AF_INLINE af_vf af_to_bf16(af_vl v) {
-  return af_to_bf16(af_to_f32(v));
-}
+/* Casts of the lane vector V to f32, and to f16 / bf16 through f32 (as c10 converts); also
+ * used by autofuse_cpu_f64.h, which undefines it. */
+#define AF_LANES_TO_FLOATS(V)                                                  \
+  AF_INLINE af_vf af_to_f32(V v) {                                             \
+    float x[AF_LANES];                                                         \
+    for (int i = 0; i < AF_LANES; ++i) x[i] = static_cast<float>(v.v[i]);     \
+    return af_load_f32(x);                                                     \
+  }                                                                            \
+  AF_INLINE af_vf af_to_f16(V v) {                                             \
+    return af_to_f16(af_to_f32(v));                                            \
+  }                                                                            \
+  AF_INLINE af_vf af_to_bf16(V v) {                                            \
+    return af_to_bf16(af_to_f32(v));                                           \
+  }
+AF_LANES_TO_FLOATS(af_vl)
 AF_INLINE af_vm af_to_bool(af_vl v) {
   return af_ne(v, af_splat_i64(0));
 }
