@@ -135,6 +135,15 @@ class _Slot:
         self.index = index
 
 
+class _Container:
+    """A list, tuple or dict of an argument template that holds a hole: rebuilt per call."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, kind: type, items: Any):
+        self.kind, self.items = kind, items
+
+
 # How an eager closure reads one FX argument: an env index, or a function env -> the value (a
 # size the closure computes from the symbol values rather than from another node's slot).
 ArgRead = Union[int, Callable[[list], Any]]
@@ -147,26 +156,38 @@ def _read(r: ArgRead) -> Callable[[list], Any]:
     return r
 
 
+def _has_node(a: Any) -> bool:
+    """Whether argument `a` is or holds an FX node."""
+    if isinstance(a, torch.fx.Node):
+        return True
+    if isinstance(a, (list, tuple)):
+        return any(_has_node(x) for x in a)
+    if isinstance(a, dict):
+        return any(_has_node(x) for x in a.values())
+    return False
+
+
 def _substitute(args: Any, slot_of: Callable[[torch.fx.Node], ArgRead]) -> Callable[[list], Any]:
-    """A closure env -> args with every FX node replaced by what slot_of(node) reads."""
+    """A closure env -> args with every FX node replaced by what slot_of(node) reads. Parts
+    without a node (a convolution's stride list) are shared constants, not rebuilt per call."""
 
     def build(a: Any) -> Any:
         if isinstance(a, torch.fx.Node):
             return _Slot(slot_of(a))
-        if isinstance(a, (list, tuple)):
-            return type(a)(build(x) for x in a)
+        if not _has_node(a):
+            return a
         if isinstance(a, dict):
-            return {k: build(x) for k, x in a.items()}
-        return a
+            return _Container(dict, {k: build(x) for k, x in a.items()})
+        return _Container(type(a), [build(x) for x in a])
 
     def fill(t: Any, env: list) -> Any:
         if isinstance(t, _Slot):
             return env[t.index] if isinstance(t.index, int) else t.index(env)
-        if isinstance(t, (list, tuple)):
-            return type(t)(fill(x, env) for x in t)
-        if isinstance(t, dict):
-            return {k: fill(x, env) for k, x in t.items()}
-        return t
+        if not isinstance(t, _Container):
+            return t
+        if t.kind is dict:
+            return {k: fill(x, env) for k, x in t.items.items()}
+        return t.kind(fill(x, env) for x in t.items)
 
     template = build(args)
     return lambda env: fill(template, env)
@@ -182,10 +203,10 @@ def make_call(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], ArgRead],
     op = aten_table.EAGER_EQUIVALENTS.get(node.target, node.target) if out_op is None else out_op
     target = op._op if isinstance(op, torch._ops.OpOverload) else op
     args, kwargs = node.args, dict(node.kwargs)
-    simple = all(not isinstance(a, (list, tuple, dict)) for a in args) and not any(
-        isinstance(v, (torch.fx.Node, list, tuple, dict)) for v in kwargs.values()
+    simple = all(isinstance(a, torch.fx.Node) or not _has_node(a) for a in args) and not any(
+        _has_node(v) for v in kwargs.values()
     )
-    if simple:  # the common case: a flat positional list, only some entries are nodes
+    if simple:  # the common case: positional entries that are nodes or constants
         base = list(args)
         repl = [(i, _read(slot_of(a))) for i, a in enumerate(args) if isinstance(a, torch.fx.Node)]
 

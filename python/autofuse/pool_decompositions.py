@@ -7,10 +7,11 @@ elementwise maximum of the k_h x k_w windows' taps: each tap one strided slice o
 padded with -inf, which the Graph IR reads as views, so the taps' maximum is one kernel (two
 past max_inputs taps) behind the pad.
 
-Only where the indices are not needed: when the input does not require grad (inference graphs;
-a graph whose pooling is differentiated keeps ATen's op, whose indices its backward reads). The
-decomposition returns ATen's indices beside the values, which a graph that only reads the values
-drops with the dead op.
+Only where the indices are not needed: in graphs traced without grad (inference under no_grad
+or inference_mode). A graph traced with grad keeps ATen's op, whose indices its backward reads
+(AOTAutograd traces the joint graph's forward with grad on, while the traced values themselves
+do not say they require grad). The decomposition returns ATen's indices beside the values,
+which a graph that only reads the values drops with the dead op.
 """
 
 from __future__ import annotations
@@ -35,12 +36,13 @@ def max_pool2d_with_indices(x: torch.Tensor, kernel_size: Sequence[int], stride:
                             padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,),
                             ceil_mode: bool = False) -> Any:
     """(values, indices) of max_pool2d: values the maximum of the window's taps; NotImplemented
-    (ATen's op) under grad, with ceil_mode, a non-float input or more than MAX_TAPS taps."""
+    (ATen's op) with grad enabled, with ceil_mode, a non-float input or more than MAX_TAPS
+    taps."""
     if getattr(_inside, "active", False):
         return NotImplemented  # the indices: ATen's own op
     k = _pair(kernel_size, ())
     s, p, d = _pair(stride, k), _pair(padding, (0,)), _pair(dilation, (1,))
-    if (x.requires_grad or ceil_mode or not x.is_floating_point() or x.dim() not in (3, 4)
+    if (torch.is_grad_enabled() or ceil_mode or not x.is_floating_point() or x.dim() not in (3, 4)
             or k[0] * k[1] > MAX_TAPS or not all(isinstance(v, int) for v in (*x.shape[-2:], *k, *s, *p, *d))):
         return NotImplemented
     h, w = x.shape[-2:]
