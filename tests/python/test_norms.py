@@ -149,3 +149,16 @@ def test_instance_norm_silu_forward_is_one_kernel():
         torch.testing.assert_close(compile_fn(mine)(x), eager(x))
     assert _kernel_count(only_record()) == 1
     _grads_match(eager, compile_fn(copy.deepcopy(eager)), x, torch.float32)
+
+
+def test_batch_norm_training_with_large_unaligned_rows():
+    """A row over several dims whose first segment starts 64-byte aligned and whose next ones
+    do not (C * H * W = 3 * 8181 floats apart), in an output large enough for streaming stores
+    (>= 16 MiB): written with plain stores, equal to eager."""
+    torch.manual_seed(0)
+    eager = torch.nn.Sequential(torch.nn.BatchNorm2d(3), torch.nn.ReLU()).train()
+    mine = copy.deepcopy(eager)
+    x = torch.randn(200, 3, 101, 81)
+    with torch.no_grad():
+        torch.testing.assert_close(compile_fn(mine)(x), eager(x))
+    torch.testing.assert_close(mine[0].running_var, eager[0].running_var)

@@ -241,9 +241,10 @@ class ReducePrinter {
     return "af_gather_" + sfx + t + "(" + p + ", ls" + num(d) + r + ")";
   }
 
-  /// Whether full store i streams its full vectors (reduce_inner, contiguous, a float dtype).
+  /// Whether full store i streams its full vectors (reduce_inner, contiguous, a float dtype;
+  /// not a row over several dims, whose segments need not start aligned where the row does).
   bool streams(int i) const {
-    return inner_ && plan_.full[i] && lane_stride_[i] == sym::Expr(1) &&
+    return inner_ && reduced_loops_.empty() && plan_.full[i] && lane_stride_[i] == sym::Expr(1) &&
            is_floating(g_.nodes[i].out.dtype);
   }
 
