@@ -26,6 +26,8 @@ import copy
 from typing import List, Optional
 
 import torch
+from torch._prims_common import make_contiguous_strides_for
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from . import aten_table
 
@@ -36,6 +38,18 @@ _VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 def _val(node) -> Optional[torch.Tensor]:
     val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     return val if isinstance(val, torch.Tensor) else None
+
+
+def _same_shape(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two (fake) values provably have one shape; symbolic sizes are compared without
+    adding a guard to the finished graph."""
+    return a.dim() == b.dim() and all(statically_known_true(x == y) for x, y in zip(a.shape, b.shape))
+
+
+def _contiguous(v: torch.Tensor) -> bool:
+    """Whether a (fake) value is provably row-major (strides of size-1 dims aside), guard-free."""
+    return all(statically_known_true(s == c) or statically_known_true(n == 1)
+               for s, c, n in zip(v.stride(), make_contiguous_strides_for(v.shape), v.shape))
 
 
 def _is_view(node) -> bool:
@@ -68,7 +82,7 @@ def _tensor_operands(e: torch.fx.Node) -> Optional[List[torch.fx.Node]]:
     for a in [*e.args, *e.kwargs.values()]:
         if isinstance(a, torch.fx.Node):
             v = _val(a)
-            if v is None or v.shape != out_val.shape or not v.is_contiguous():
+            if v is None or not _same_shape(v, out_val) or not _contiguous(v):
                 return None
             nodes.append(a)
         elif isinstance(a, (torch.Tensor, list, tuple)):
@@ -89,8 +103,8 @@ def _sink(graph: torch.fx.Graph, e: torch.fx.Node) -> bool:
     if not ops or not all(_is_view(v) for v in ops):
         return False
     sources = [v.args[0] for v in ops]
-    shape = _val(sources[0]).shape
-    if any(_val(s).shape != shape or not _val(s).is_contiguous() or not _fusible(s) for s in sources):
+    if any(not _same_shape(_val(s), _val(sources[0])) or not _contiguous(_val(s)) or not _fusible(s)
+           for s in sources):
         return False
     swap = {v: v.args[0] for v in ops}
     with graph.inserting_before(e):
@@ -126,7 +140,7 @@ def _undone(a: torch.fx.Node, view: torch.fx.Node) -> Optional[torch.fx.Node]:
     """The source of view `a` when `view` would reshape it back to that source's shape (the
     backward's view of a value the forward reshaped), else None."""
     src = a.args[0] if _is_view(a) else None
-    if src is not None and _val(src).shape == _val(view).shape and _val(src).is_contiguous() and (
+    if src is not None and _same_shape(_val(src), _val(view)) and _contiguous(_val(src)) and (
             _fusible(src) or _is_input(src)):
         return src
     return None
