@@ -411,6 +411,12 @@ std::optional<std::string> candidate_reason(const graph::Graph& g) {
   }
   const OpClass cls = graph::find_op(g.nodes[op].kind)->cls;
   if (cls == OpClass::Reduce) return empty_reduction(g, op);
+  if (cls != OpClass::Elementwise && cls != OpClass::Cast) return std::nullopt;
+  const graph::Node& n = g.nodes[op];
+  bool f64 = n.type.dtype == DType::F64;
+  for (int v : n.operands) f64 = f64 || g.nodes[v].type.dtype == DType::F64;
+  if (f64 && n.type.shape.empty())
+    return "f64 scalar math (one element) stays ATen: a kernel launch costs more than the op";
   // Integer math the registry allows but this frontend's kernels do not compute yet stays an
   // ATen op of the Graph IR (kKernelTypes).
   if (cls == OpClass::Elementwise) return dtype_reason(g, op);

@@ -39,8 +39,10 @@ std::optional<std::string> kernel_reason(const graph::Graph& g, int node);
 /// graph::node_error), the op breaks one (its dtypes are the registry's; said as the dtype
 /// kernels lack where that is why), an elementwise op's dtypes are not this frontend's kernel
 /// dtypes (integer math, which the registry allows: "dtype i64 is not supported by generated
-/// kernels"), or a reduction over an empty dim; nullopt when it can. A valid cast whose dtype
-/// kernels lack (a cast to i64) is emitted: lowering leaves it to ATen.
+/// kernels"), an elementwise op or cast of one element to or from f64 (scalar math around a
+/// Python float that dynamic shapes made a graph input: a kernel launch costs more than ATen's),
+/// or a reduction over an empty dim; nullopt when it can. A valid cast whose dtype kernels
+/// lack (a cast to i64) is emitted: lowering leaves it to ATen.
 std::optional<std::string> candidate_reason(const graph::Graph& g);
 
 }  // namespace af::fusion
