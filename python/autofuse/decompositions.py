@@ -111,6 +111,16 @@ def batch_norm_no_training(
     return out.to(x.dtype), empty, empty
 
 
+def _affine(out: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+            shape: Sequence[Any]) -> torch.Tensor:
+    """out * weight + bias, the per-channel parameters seen as `shape` (either may be None)."""
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
 def _batch_norm_train(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
                       eps: float) -> Any:
     """(output, mean, biased var, rstd) of BatchNorm with batch statistics, as torch's
@@ -124,10 +134,7 @@ def _batch_norm_train(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Opt
     rstd = torch.rsqrt(var + eps)
     out = (x - mean) * rstd
     shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
+    out = _affine(out, weight, bias, shape)
     return out.to(x.dtype), mean, var, rstd
 
 
@@ -229,10 +236,7 @@ def group_norm(
     rstd = torch.rsqrt(var + eps)
     out = (xv - mean) * rstd
     shape = [1, group, x.shape[1] // group, 1]
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
+    out = _affine(out, weight, bias, shape)
     return (out.to(x.dtype).reshape(x.shape), mean.to(x.dtype).reshape(n, group),
             rstd.to(x.dtype).reshape(n, group))
 
