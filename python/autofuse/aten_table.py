@@ -129,16 +129,14 @@ def logical(kind: str, arity: int) -> Rule:
     return rule
 
 
-def bitwise(kind: str, arity: int) -> Rule:
-    """bitwise_* on bool tensors only (integer bit logic stays ATen)."""
+def bitwise(kind: str, arity: int, lhs: str = "self", rhs: str = "other") -> Rule:
+    """bitwise_* and shifts on integer or bool tensors: operands read as the result dtype."""
 
     def rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
-        values = [a["self"]] if arity == 1 else [a["self"], a["other"]]
-        if out.dtype != torch.bool or any(
-            getattr(meta_of(v), "dtype", None) not in (torch.bool, None) for v in values
-        ):
-            return f"{kind} on {out.dtype} (only bool is fused)"
-        return _plan(kind, values, [torch.bool] * arity)
+        values = [a[lhs]] if arity == 1 else [a[lhs], a[rhs]]
+        if out.dtype.is_floating_point or out.dtype.is_complex:
+            return f"{kind} on {out.dtype}"
+        return _plan(kind, values, [out.dtype] * arity)
 
     return rule
 
@@ -154,8 +152,8 @@ def div_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
 
 def where_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
     """where(cond, self, other): cond read as bool, the branches as the result dtype."""
-    if not out.dtype.is_floating_point:
-        return f"where on {out.dtype} (only float branches are fused)"
+    if out.dtype.is_complex:
+        return f"where on {out.dtype}"
     return _plan("where", [a["condition"], a["self"], a["other"]], [torch.bool, out.dtype, out.dtype])
 
 
@@ -284,15 +282,25 @@ ELEMENTWISE_RULES: Dict[Any, Rule] = {
     aten.logical_or.default: logical("logical_or", 2),
     aten.logical_xor.default: logical("logical_xor", 2),
     aten.bitwise_not.default: bitwise("bitwise_not", 1),
-    aten.bitwise_and.Tensor: bitwise("bitwise_and", 2),
-    aten.bitwise_or.Tensor: bitwise("bitwise_or", 2),
-    aten.bitwise_xor.Tensor: bitwise("bitwise_xor", 2),
+    aten.remainder.Tensor: binary("remainder"),
+    aten.remainder.Scalar: binary("remainder"),
+    aten.remainder.Scalar_Tensor: binary("remainder", "self", "other"),
+    aten.fmod.Tensor: binary("fmod"),
+    aten.fmod.Scalar: binary("fmod"),
     aten._to_copy.default: to_copy_rule,
     aten.clone.default: clone_rule,
     prims.convert_element_type.default: convert_rule,
     aten.scalar_tensor.default: scalar_tensor_rule,
     aten.full.default: full_rule,
 }
+for _name in ("and", "or", "xor"):
+    for _overload in ("Tensor", "Scalar", "Scalar_Tensor"):
+        ELEMENTWISE_RULES[getattr(getattr(aten, f"bitwise_{_name}"), _overload)] = bitwise(f"bitwise_{_name}", 2)
+for _name, _dunder in (("left_shift", "__lshift__"), ("right_shift", "__rshift__")):
+    for _overload in ("Tensor", "Tensor_Scalar", "Scalar_Tensor"):
+        ELEMENTWISE_RULES[getattr(getattr(aten, f"bitwise_{_name}"), _overload)] = bitwise(f"bitwise_{_name}", 2)
+    for _overload in ("Tensor", "Scalar"):
+        ELEMENTWISE_RULES[getattr(getattr(aten, _dunder), _overload)] = bitwise(f"bitwise_{_name}", 2)
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     ELEMENTWISE_RULES[getattr(aten, _name).Tensor] = compare(_name)
     ELEMENTWISE_RULES[getattr(aten, _name).Scalar] = compare(_name)
@@ -427,8 +435,8 @@ def reduce_rule(kind: str, dim_key: Optional[str] = "dim", bool_operand: bool = 
         if isinstance(dims, str):
             return dims
         if bool_operand:
-            if src.dtype not in _FLOAT_DTYPES + (torch.bool,):
-                return f"{kind} of a {src.dtype} tensor (only float and bool are fused)"
+            if src.dtype.is_complex:
+                return f"{kind} of a {src.dtype} tensor"
             dtype = torch.bool
         else:
             dtype = out.dtype

@@ -165,6 +165,22 @@ void check_index_fault(const af::KernelHandle& h) {
                               .c_str());
 }
 
+/// Throws RuntimeError("ZeroDivisionError") when kernel h's integer division met a zero divisor
+/// in the launch that just ran (eager raises the same).
+void check_zero_division(const af::KernelHandle& h) {
+  auto take = reinterpret_cast<int (*)()>(h.zero_division_fn);
+  if (take && take())
+    throw std::runtime_error("ZeroDivisionError (autofuse: kernel " + h.name +
+                             " divided an integer by zero)");
+}
+
+/// Raises what the launch of kernel h that just ran met (eager raises the same for the input).
+void check_faults(const af::KernelHandle& h) {
+  check_device_rules(h);
+  check_index_fault(h);
+  check_zero_division(h);
+}
+
 /// Runs kernel k: ptrs = data pointers of its inputs then outputs, syms = its size symbols.
 void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthreads) {
   const af::KernelHandle& h = kernel_at(p, k);
@@ -189,8 +205,7 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
   nb::gil_scoped_release release;
   if (!p.tuning) {
     af::runtime::launch(tiling, kernel, args, symbols.data(), nthreads, p.target);
-    check_device_rules(h);
-    check_index_fault(h);
+    check_faults(h);
     return;
   }
   // Tuning: the choice this kernel used for the shape bucket before, else the stored one, else
@@ -210,8 +225,7 @@ void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthre
     seen.put(nthreads, symbols.data(), symbols.size(), *c);
   }
   af::runtime::launch_tuned(tiling, kernel, args, symbols.data(), *c, p.target);
-  check_device_rules(h);
-  check_index_fault(h);
+  check_faults(h);
 }
 
 /// What kernel k's launch with `syms` and `nthreads` would use: the tiling function's block_dim

@@ -24,11 +24,9 @@ using graph::OpClass;
 /// AF_MAX_TILING_DATA_BYTES).
 constexpr int kMaxConcatSegments = 16;
 
-/// The dtypes this frontend's kernels read and write. Kernels also compute i64/i32 values (the
-/// registry's kIntTypes rows; the Inductor frontend uses them), but this lowering does not put
-/// integer ops in kernels yet: integer division, remainder and reductions are not there to
-/// match eager, so a graph's integer math stays ATen as a whole.
-constexpr graph::DTypeMask kKernelTypes = graph::kFloatTypes | graph::kBoolType;
+/// The dtypes this frontend's kernels read and write (the registry's rows say which ops).
+constexpr graph::DTypeMask kKernelTypes =
+    graph::kFloatTypes | graph::kBoolType | graph::kIntTypes;
 
 /// The dtype a kernel computes a value of dtype `t` in.
 DType compute_dtype(DType t) {
@@ -412,13 +410,15 @@ std::optional<std::string> candidate_reason(const graph::Graph& g) {
   const OpClass cls = graph::find_op(g.nodes[op].kind)->cls;
   if (cls == OpClass::Reduce) return empty_reduction(g, op);
   if (cls != OpClass::Elementwise && cls != OpClass::Cast) return std::nullopt;
+  // Scalar math outside f32 lanes (Python floats and ints that dynamic shapes made graph
+  // inputs, a step counter) stays ATen: a kernel launch costs more than the op.
   const graph::Node& n = g.nodes[op];
-  bool f64 = n.type.dtype == DType::F64;
-  for (int v : n.operands) f64 = f64 || g.nodes[v].type.dtype == DType::F64;
-  if (f64 && n.type.shape.empty())
-    return "f64 scalar math (one element) stays ATen: a kernel launch costs more than the op";
-  // Integer math the registry allows but this frontend's kernels do not compute yet stays an
-  // ATen op of the Graph IR (kKernelTypes).
+  auto wide = [&](DType t) { return t == DType::F64 || is_integer(t); };
+  bool scalar_math = wide(n.type.dtype);
+  for (int v : n.operands) scalar_math = scalar_math || wide(g.nodes[v].type.dtype);
+  if (scalar_math && n.type.shape.empty())
+    return "f64 or integer scalar math (one element) stays ATen: a kernel launch costs more "
+           "than the op";
   if (cls == OpClass::Elementwise) return dtype_reason(g, op);
   return std::nullopt;
 }

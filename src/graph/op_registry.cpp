@@ -13,6 +13,7 @@ namespace {
 constexpr DTypeMask kAllTypes = 0x3ffu;  // every DType
 constexpr DTypeMask kFloatOrBool = kFloatTypes | kBoolType;
 constexpr DTypeMask kNumeric = kFloatTypes | kIntTypes;
+constexpr DTypeMask kIntOrBool = kIntTypes | kBoolType;
 
 using C = OpClass;
 
@@ -28,8 +29,13 @@ using C = OpClass;
 //   clamp_max(x, hi) = min(x, hi).   where(cond, a, b): cond ? a : b (cond is bool).
 //   round: half to even (torch.round). sign: -1, 0 or 1 (0 for +-0 and for NaN, as torch).
 //   eq ne lt le gt ge, isnan, isinf, logical_*: produce bool.
-//   Integer operands (kIntTypes: add sub mul neg abs maximum minimum, the comparisons, where)
-//   compute in int64 lanes with two's complement wrap, as PyTorch's int64.
+//   remainder(a, b): a - b * floor(a / b), the sign of b (torch.remainder). fmod(a, b):
+//   a - b * trunc(a / b), the sign of a (torch.fmod).
+//   Integer operands (kIntTypes) compute in int64 lanes with two's complement wrap; a narrow
+//   dtype's result wraps to its width after every op, as eager's narrow math. Integer
+//   div_floor / div_trunc / remainder / fmod by 0 raise ZeroDivisionError, as eager.
+//   bitwise_left_shift(a, b): 0 for b < 0 or b >= the width; bitwise_right_shift(a, b):
+//   arithmetic, the sign fill for b < 0 or b >= the width - 1 (torch's rules).
 //   bitwise_* on bool operands: the same as logical_* (and produce bool).
 const std::vector<OpDef> kOps = {
     // Sources.
@@ -40,8 +46,10 @@ const std::vector<OpDef> kOps = {
     {"sub", C::Elementwise, 2, kNumeric, "af_sub({0}, {1})", 1},
     {"mul", C::Elementwise, 2, kNumeric, "af_mul({0}, {1})", 1},
     {"div", C::Elementwise, 2, kFloatTypes, "af_div({0}, {1})", 4},
-    {"div_floor", C::Elementwise, 2, kFloatTypes, "af_div_floor({0}, {1})", 6},
-    {"div_trunc", C::Elementwise, 2, kFloatTypes, "af_div_trunc({0}, {1})", 5},
+    {"div_floor", C::Elementwise, 2, kNumeric, "af_div_floor({0}, {1})", 6},
+    {"div_trunc", C::Elementwise, 2, kNumeric, "af_div_trunc({0}, {1})", 5},
+    {"remainder", C::Elementwise, 2, kNumeric, "af_remainder({0}, {1})", 6},
+    {"fmod", C::Elementwise, 2, kNumeric, "af_fmod({0}, {1})", 5},
     {"neg", C::Elementwise, 1, kNumeric, "af_neg({0})", 1},
     {"abs", C::Elementwise, 1, kNumeric, "af_abs({0})", 1},
     {"reciprocal", C::Elementwise, 1, kFloatTypes, "af_reciprocal({0})", 4},
@@ -51,9 +59,9 @@ const std::vector<OpDef> kOps = {
     {"rsquare", C::Elementwise, 1, kFloatTypes, "af_rsquare({0})", 5},
     {"maximum", C::Elementwise, 2, kNumeric, "af_maximum({0}, {1})", 1},
     {"minimum", C::Elementwise, 2, kNumeric, "af_minimum({0}, {1})", 1},
-    {"clamp", C::Elementwise, 3, kFloatTypes, "af_clamp({0}, {1}, {2})", 2},
-    {"clamp_min", C::Elementwise, 2, kFloatTypes, "af_clamp_min({0}, {1})", 1},
-    {"clamp_max", C::Elementwise, 2, kFloatTypes, "af_clamp_max({0}, {1})", 1},
+    {"clamp", C::Elementwise, 3, kNumeric, "af_clamp({0}, {1}, {2})", 2},
+    {"clamp_min", C::Elementwise, 2, kNumeric, "af_clamp_min({0}, {1})", 1},
+    {"clamp_max", C::Elementwise, 2, kNumeric, "af_clamp_max({0}, {1})", 1},
     // Transcendental and roots.
     {"exp", C::Elementwise, 1, kFloatTypes, "af_exp({0})", 10},
     {"exp2", C::Elementwise, 1, kFloatTypes, "af_exp2({0})", 10},
@@ -68,11 +76,11 @@ const std::vector<OpDef> kOps = {
     {"sin", C::Elementwise, 1, kFloatTypes, "af_sin({0})", 16},
     {"cos", C::Elementwise, 1, kFloatTypes, "af_cos({0})", 16},
     // Activations.
-    {"relu", C::Elementwise, 1, kFloatTypes, "af_relu({0})", 1},
+    {"relu", C::Elementwise, 1, kNumeric, "af_relu({0})", 1},
     {"gelu", C::Elementwise, 1, kFloatTypes, "af_gelu({0})", 20},
     {"silu", C::Elementwise, 1, kFloatTypes, "af_silu({0})", 12},
     // Rounding and sign.
-    {"sign", C::Elementwise, 1, kFloatTypes, "af_sign({0})", 2},
+    {"sign", C::Elementwise, 1, kNumeric, "af_sign({0})", 2},
     {"floor", C::Elementwise, 1, kFloatTypes, "af_floor({0})", 1},
     {"ceil", C::Elementwise, 1, kFloatTypes, "af_ceil({0})", 1},
     {"round", C::Elementwise, 1, kFloatTypes, "af_round({0})", 1},
@@ -93,10 +101,12 @@ const std::vector<OpDef> kOps = {
     {"logical_or", C::Elementwise, 2, kBoolType, "af_logical_or({0}, {1})", 1},
     {"logical_xor", C::Elementwise, 2, kBoolType, "af_logical_xor({0}, {1})", 1},
     {"logical_not", C::Elementwise, 1, kBoolType, "af_logical_not({0})", 1},
-    {"bitwise_and", C::Elementwise, 2, kBoolType, "af_bitwise_and({0}, {1})", 1},
-    {"bitwise_or", C::Elementwise, 2, kBoolType, "af_bitwise_or({0}, {1})", 1},
-    {"bitwise_xor", C::Elementwise, 2, kBoolType, "af_bitwise_xor({0}, {1})", 1},
-    {"bitwise_not", C::Elementwise, 1, kBoolType, "af_bitwise_not({0})", 1},
+    {"bitwise_and", C::Elementwise, 2, kIntOrBool, "af_bitwise_and({0}, {1})", 1},
+    {"bitwise_or", C::Elementwise, 2, kIntOrBool, "af_bitwise_or({0}, {1})", 1},
+    {"bitwise_xor", C::Elementwise, 2, kIntOrBool, "af_bitwise_xor({0}, {1})", 1},
+    {"bitwise_not", C::Elementwise, 1, kIntOrBool, "af_bitwise_not({0})", 1},
+    {"bitwise_left_shift", C::Elementwise, 2, kIntTypes, "af_bitwise_left_shift({0}, {1})", 1},
+    {"bitwise_right_shift", C::Elementwise, 2, kIntTypes, "af_bitwise_right_shift({0}, {1})", 1},
     // Data movement.
     {"broadcast", C::Broadcast, 1, kAllTypes, "", 0},
     {"cast", C::Cast, 1, kAllTypes, "", 1},
@@ -106,19 +116,20 @@ const std::vector<OpDef> kOps = {
     {"squeeze", C::View, 1, kAllTypes, "", 0},
     {"slice", C::View, 1, kAllTypes, "", 0},
     {"expand", C::View, 1, kAllTypes, "", 0},
-    // Reductions over attr dims (sorted, unique) with attr keepdim 0|1; f16/bf16 reduce in f32.
+    // Reductions over attr dims (sorted, unique) with attr keepdim 0|1; f16/bf16 reduce in f32,
+    // integers in int64 (the frontend casts to the result dtype first, as eager's sum / prod).
     // reduce_mean divides by the product of the reduced extents. Emitted by the reduction
     // schedule, not through cpu_expr.
-    {"reduce_sum", C::Reduce, 1, kFloatTypes, "", 1},
+    {"reduce_sum", C::Reduce, 1, kNumeric, "", 1},
     {"reduce_mean", C::Reduce, 1, kFloatTypes, "", 1},
-    {"reduce_max", C::Reduce, 1, kFloatTypes, "", 1},
-    {"reduce_min", C::Reduce, 1, kFloatTypes, "", 1},
-    {"reduce_prod", C::Reduce, 1, kFloatTypes, "", 1},
+    {"reduce_max", C::Reduce, 1, kNumeric, "", 1},
+    {"reduce_min", C::Reduce, 1, kNumeric, "", 1},
+    {"reduce_prod", C::Reduce, 1, kNumeric, "", 1},
     {"reduce_any", C::Reduce, 1, kBoolType, "", 1},
     {"reduce_all", C::Reduce, 1, kBoolType, "", 1},
     // concat {dim}: the operands one after another along `dim` (torch.cat); a kernel writes
     // each operand's producer straight into its slice of the result.
-    {"concat", C::Concat, -1, kFloatOrBool, "", 0},
+    {"concat", C::Concat, -1, kAllTypes, "", 0},
     // Everything else runs as ATen.
     {"opaque", C::Opaque, -1, kAllTypes, "", 0},
 };

@@ -95,6 +95,7 @@ void load_kernels(CompiledProgram& prog, const codegen::EmittedSource& src,
     if (k.target == schedule::TargetKind::AscendC)
       h.violations_fn = prog.module->symbol("af_ascendc_take_violations");
     h.index_fault_fn = prog.module->find_symbol(codegen::kTakeIndexFault);
+    h.zero_division_fn = prog.module->find_symbol(codegen::kTakeZeroDivision);
     prog.kernels.push_back(std::move(h));
   }
 }

@@ -53,6 +53,9 @@ struct KernelHandle {
   /// last call, INT64_MIN for none (codegen::kTakeIndexFault); nullptr when no kernel of its
   /// module gathers.
   void* index_fault_fn = nullptr;
+  /// int (*)(void): whether an integer division of the kernel's module met a zero divisor since
+  /// the last call (codegen::kTakeZeroDivision); nullptr when no kernel of its module divides.
+  void* zero_division_fn = nullptr;
 };
 
 /// The result of compile(): the fused program, the generated source and the loaded kernels.

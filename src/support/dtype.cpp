@@ -49,6 +49,19 @@ std::vector<DType> all_dtypes() {
 bool is_floating(DType t) {
   return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
 }
+bool is_integer(DType t) {
+  return t == DType::U8 || t == DType::I8 || t == DType::I16 || t == DType::I32 ||
+         t == DType::I64;
+}
+int64_t wrap_to(int64_t v, DType t) {
+  switch (t) {
+    case DType::U8: return static_cast<uint8_t>(v);
+    case DType::I8: return static_cast<int8_t>(v);
+    case DType::I16: return static_cast<int16_t>(v);
+    case DType::I32: return static_cast<int32_t>(v);
+    default: return v;
+  }
+}
 bool is_low_precision_float(DType t) {
   return t == DType::F16 || t == DType::BF16;
 }

@@ -19,6 +19,11 @@ std::optional<DType> parse_dtype(std::string_view name);
 /// Bytes per element.
 int dtype_size(DType t);
 bool is_floating(DType t);
+/// u8, i8, i16, i32, i64.
+bool is_integer(DType t);
+/// `v` converted to integer dtype `t` with two's complement wrap (torch's conversion of a
+/// Python int operand to a narrow tensor's dtype: uint8 + 300 adds 44).
+int64_t wrap_to(int64_t v, DType t);
 /// f16 and bf16: stored narrow, computed in f32 inside kernels.
 bool is_low_precision_float(DType t);
 /// The C++ type used for storage in generated code ("float", "uint16_t", "uint8_t", ...).

@@ -176,18 +176,29 @@ def test_legacy_1d_empty_inputs_are_skipped_as_eager_skips_them():
     [
         (lambda a, b: torch.cat((a[:0], b[:0]), 0), (torch.randn(3, 4), torch.randn(2, 4)),
          "all empty along dim 0"),
-        (lambda a, b: torch.cat((a, b), 0), (torch.arange(6).view(2, 3), torch.arange(3).view(1, 3)),
-         "dtype i64 is not supported by generated kernels (concat)"),
-        (lambda a, b: torch.cat((a, b), 0), (torch.ones(2, 3, dtype=torch.int16), torch.ones(1, 3, dtype=torch.int8)),
-         "dtype i16 is not supported by generated kernels (concat)"),
     ],
-    ids=["all_empty", "i64", "i16"],
+    ids=["all_empty"],
 )
 def test_unsupported_cats_are_opaque_with_reason(fn, args, words):
     tr = translated(fn, *args)
     assert concats(tr) == []
     reasons = [r for o, r in opaque(tr) if o == "aten.cat.default"]
     assert reasons and words in reasons[0], tr.text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(torch.arange(6).view(2, 3), torch.arange(3).view(1, 3)),
+     (torch.ones(2, 3, dtype=torch.int16), torch.ones(1, 3, dtype=torch.int8))],  # promoted to i16
+    ids=["i64", "i16_i8"],
+)
+def test_integer_cats_are_concats(args):
+    fn = lambda a, b: torch.cat((a, b), 0)  # noqa: E731
+    tr = translated(fn, *args)
+    assert len(concats(tr)) == 1 and opaque(tr) == [], tr.text
+    autofuse.reset_records()
+    got = compile_fn(fn)(*args)
+    assert got.dtype == fn(*args).dtype and torch.equal(got, fn(*args))
 
 
 # Hand-built FX graphs: what Dynamo + AOTAutograd do not produce (cat overloads that normally

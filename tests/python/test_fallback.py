@@ -27,20 +27,21 @@ def test_unsupported_op_runs_as_aten():
     assert any("sort" in rec.translation.nodes[s.ops[0]].origin for s in opaque)
 
 
-def test_int64_ops_stay_aten():
+def test_integer_ops_fuse_and_int_pow_stays_aten():
     def fn(x, y):
-        return (x * 3 + 1) // 2, y.float().sigmoid() * 2
+        return (x * 3 + 1) // 2, x.pow(y), y.float().sigmoid() * 2
 
     x = torch.randint(-100, 100, (4, 9))
     y = torch.randint(0, 5, (4, 9))
     got = compile_fn(fn)(x, y)
     expected = fn(x, y)
-    assert got[0].dtype == torch.int64
-    torch.testing.assert_close(got, expected)
+    assert got[0].dtype == got[1].dtype == torch.int64
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
     rec = only_record()
-    int_nodes = [n for n in rec.translation.nodes if n.origin == "aten.mul.Tensor" and n.type.dtype == torch.int64]
-    assert int_nodes and all(n.kind == "opaque" for n in int_nodes)
-    assert "not supported by generated kernels" in int_nodes[0].reason
+    nodes = [n for n in rec.translation.nodes if n.type.dtype == torch.int64 and n.kind not in ("input", "const")]
+    assert {n.kind for n in nodes} == {"mul", "add", "div_floor", "opaque"}, rec.graph_text
+    (pow_,) = [n for n in nodes if n.kind == "opaque"]
+    assert pow_.reason == "dtype i64 is not supported by generated kernels (pow)"
 
 
 def test_only_unsupported_ops_runs_eagerly():
@@ -53,14 +54,14 @@ def test_only_unsupported_ops_runs_eagerly():
                                              "concat op; runs as ATen aten.sort")
 
 
-def test_a_graph_of_an_unfused_dtype_says_so():
-    def fn(x):
-        return (x.neg() + 1) * 2
+def test_a_graph_of_ops_kernels_lack_for_its_dtype_says_so():
+    def fn(x, y):
+        return x.pow(y)
 
-    x = torch.arange(8, dtype=torch.int16)
-    torch.testing.assert_close(compile_fn(fn)(x), fn(x))
+    x, y = torch.arange(8, dtype=torch.int16), torch.arange(8, dtype=torch.int16) % 3
+    torch.testing.assert_close(compile_fn(fn)(x, y), fn(x, y))
     reason = only_record().fallback
-    assert reason.startswith("no fusible ops (3 ops: ") and "dtype i16 is not supported by generated kernels (neg)" in reason
+    assert reason.startswith("no fusible ops (1 op: ") and "dtype i16 is not supported by generated kernels (pow)" in reason
 
 
 def test_toolchain_failure_falls_back_with_warning(tmp_path, caplog):

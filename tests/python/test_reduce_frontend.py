@@ -11,10 +11,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import autofuse
 from autofuse import _C
 from autofuse.fx_to_graph import translate
 from autofuse.ir_nodes import dtype_name
-from helpers import aten_graph, run_eagerly
+from helpers import aten_graph, compile_fn, run_eagerly
 
 def translated(fn, *args, dynamic=False):
     """The Translation of fn's (inference) ATen graph. Its nodes' eager closures (what the
@@ -126,22 +127,35 @@ def test_values_only_max_dim_is_one_node_for_its_getitem():
 
 
 @pytest.mark.parametrize(
+    "fn,x",
+    [
+        (lambda x: x.sum(1), torch.arange(12).view(3, 4)),
+        (lambda x: (x > 0).sum(1), torch.randn(3, 4)),  # bool -> i64 first, as eager
+        (lambda x: x.amax(0), torch.arange(12, dtype=torch.int32).view(3, 4)),
+        (lambda x: x.any(0), torch.arange(12).view(3, 4)),
+    ],
+    ids=["int", "bool_sum", "int_amax", "int_any"],
+)
+def test_integer_reductions_are_reduces(fn, x):
+    tr = translated(fn, x)
+    assert reduces(tr) and opaque(tr) == [], tr.text
+    autofuse.reset_records()
+    got = compile_fn(fn)(x)
+    assert got.dtype == fn(x).dtype and torch.equal(got, fn(x))
+
+
+@pytest.mark.parametrize(
     "fn,x,origin,words",
     [
         (lambda x: x.argmax(1), X, "aten.argmax.default", "runs as ATen"),
         (lambda x: x.argmin(), X, "aten.argmin.default", "runs as ATen"),
-        (lambda x: x.sum(1), torch.arange(12).view(3, 4), "aten.sum.dim_IntList", "dtype i64 is not supported by generated kernels (reduce_sum)"),
-        (lambda x: (x > 0).sum(1), X, "aten.sum.dim_IntList", "dtype i64 is not supported by generated kernels (reduce_sum)"),
-        (lambda x: x.amax(0), torch.arange(12, dtype=torch.int32).view(3, 4), "aten.amax.default",
-         "dtype i32 is not supported by generated kernels (reduce_max)"),
-        (lambda x: x.any(0), torch.arange(12).view(3, 4), "aten.any.dim", "of a torch.int64 tensor"),
         (lambda x: x[:, :0].sum(1), X, "aten.sum.dim_IntList", "empty reduction: dim 1 of %slice_1 has size 0"),
         (lambda x: x[:, :0].mean(1), X, "aten.mean.dim", "empty reduction: dim 1 of %slice_1 has size 0"),
         (lambda x: x.sum(0) + x.sum(0).sum(0), torch.randn(5), "aten.sum.dim_IntList", "rank-0"),
         (lambda x: torch.any(x > 0, dim=[]), X, "aten.any.dims", "no dims"),  # [] = no dims here
         (lambda x: x.prod(1), XB, "aten.prod.dim_int", "eager accumulates it in torch.bfloat16"),
     ],
-    ids=["argmax", "argmin", "int", "bool_sum", "int_amax", "int_any", "empty", "empty_mean", "rank0",
+    ids=["argmax", "argmin", "empty", "empty_mean", "rank0",
          "any_no_dims", "prod_bf16"],
 )
 def test_unsupported_reductions_are_opaque_with_reason(fn, x, origin, words):

@@ -122,15 +122,15 @@ TEST(ReduceLower, DisabledPassAndUnsupportedAreOpaque) {
   %d = input() {index = 1} : i16[4, 8]
   %s = reduce_sum(%x) {dims = [1], keepdim = 0} : f32[4]
   %e = exp(%s) : f32[4]
-  %t = reduce_sum(%d) {dims = [0], keepdim = 0} : i16[8]
+  %t = reduce_mean(%d) {dims = [0], keepdim = 0} : i16[8]
   %z = input() {index = 2} : f32[0, 3]
   %u = reduce_max(%z) {dims = [0], keepdim = 0} : f32[3]
   return %e, %t, %u
 })";
-  graph::Graph g = graph::parse_graph(text);  // i16 reduce: not verified, still explained
+  graph::Graph g = graph::parse_graph(text);  // i16 mean: not verified, still explained
   FusedGraph on = lower(g);
   EXPECT_EQ(on.nodes[0].kind, FusedNode::Kind::Kernel);
-  EXPECT_EQ(on.nodes[2].reason, "dtype i16 is not supported by generated kernels (reduce_sum)");
+  EXPECT_EQ(on.nodes[2].reason, "dtype i16 is not supported by generated kernels (reduce_mean)");
   EXPECT_EQ(on.nodes[3].reason, "empty reduction: dim 0 of %z has size 0 (reduce_max)");
   FusionOptions opts;
   opts.reduce = false;

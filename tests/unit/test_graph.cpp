@@ -294,7 +294,7 @@ TEST(OpRegistry, EveryDocumentedKind) {
       "logical_or",  "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
       "bitwise_not", "sign",        "floor",       "ceil",        "round",      "trunc",
       "isnan",       "isinf",       "gelu",        "silu",        "cube",       "pow4",
-      "rsquare"};
+      "rsquare",     "remainder",   "fmod",        "bitwise_left_shift",        "bitwise_right_shift"};
   for (const char* k : elementwise) {
     const OpDef* d = find_op(k);
     ASSERT_NE(d, nullptr) << k;
@@ -313,9 +313,13 @@ TEST(OpRegistry, EveryDocumentedKind) {
     EXPECT_EQ(d->cls, OpClass::Reduce) << k;
     EXPECT_EQ(d->arity, 1) << k;
     bool logical = std::string(k) == "reduce_any" || std::string(k) == "reduce_all";
-    EXPECT_EQ(d->operand_dtypes, logical ? kBoolType : kFloatTypes) << k;
+    bool mean = std::string(k) == "reduce_mean";
+    EXPECT_EQ(d->operand_dtypes,
+              logical ? kBoolType : mean ? kFloatTypes : (kFloatTypes | kIntTypes))
+        << k;
   }
   EXPECT_EQ(std::size(elementwise) + std::size(reduce) + 12, all_ops().size());
+  EXPECT_EQ(find_op("bitwise_left_shift")->operand_dtypes, kIntTypes);
   EXPECT_EQ(find_op("concat")->cls, OpClass::Concat);
   EXPECT_EQ(find_op("concat")->arity, -1);
   EXPECT_EQ(find_op("input")->cls, OpClass::Input);
@@ -347,16 +351,19 @@ TEST(OpRegistry, EveryElementwiseKindVerifies) {
   int f = g.add(make("f", "input", {}, ft, {{"index", int64_t{0}}}));
   int b = g.add(make("b", "input", {}, bt, {{"index", int64_t{1}}}));
   int c = g.add(make("c", "const", {}, TensorType::contiguous(DType::F16, {}), {{"value", 0.5}}));
+  TensorType it = TensorType::contiguous(DType::I8, shape);
+  int n = g.add(make("n", "input", {}, it, {{"index", int64_t{2}}}));
   for (const OpDef& d : all_ops()) {
     if (d.cls != OpClass::Elementwise) continue;
     std::string k(d.name);
-    bool bool_ops = d.operand_dtypes == kBoolType;
+    bool bool_ops = !(d.operand_dtypes & kFloatTypes) && (d.operand_dtypes & kBoolType);
+    bool int_ops = !(d.operand_dtypes & (kFloatTypes | kBoolType));
     std::vector<int> ops;
     for (int i = 0; i < d.arity; ++i)
-      ops.push_back(k == "where" ? (i == 0 ? b : (i == 1 ? f : c)) : bool_ops ? b : f);
+      ops.push_back(k == "where" ? (i == 0 ? b : (i == 1 ? f : c)) : bool_ops ? b : int_ops ? n : f);
     bool bool_result = bool_ops || k == "eq" || k == "ne" || k == "lt" || k == "le" || k == "gt" ||
                        k == "ge" || k == "isnan" || k == "isinf";
-    g.outputs.push_back(g.add(make("r_" + k, k, ops, bool_result ? bt : ft)));
+    g.outputs.push_back(g.add(make("r_" + k, k, ops, bool_result ? bt : int_ops ? it : ft)));
   }
   EXPECT_NO_THROW(verify(g));
   std::string text = print(g);
@@ -472,10 +479,11 @@ TEST(Verifier, Dtypes) {
   expect_reject([](Graph& g) { N(g, "w").operands[0] = g.find("x"); }, "%w",
                 "operand 0 (%x) has dtype f32, expected one of bool");
   expect_reject([](Graph& g) { N(g, "w").operands[1] = g.find("l"); }, "%w",
-                "operand 1 (%l) has dtype bool, expected one of i32, i64, f16, bf16, f32, f64");
+                "operand 1 (%l) has dtype bool, expected one of u8, i8, i16, i32, i64, f16, bf16");
   expect_reject(
       [](Graph& g) {
         for (const char* n : {"x", "b", "a", "m", "y", "c"}) N(g, n).type.dtype = DType::I16;
+        N(g, "a").kind = "div";  // true division: floats only
       },
       "%a", "has dtype i16");
   expect_reject([](Graph& g) { N(g, "e").type.dtype = DType::F16; }, "%e", "changes dtype");
@@ -576,7 +584,7 @@ TEST(Verifier, Reduce) {
   expect_reduce_reject([](Graph& g) { N(g, "s").type.dtype = DType::F16; }, "%s",
                        "changes dtype f32 to f16");
   expect_reduce_reject([](Graph& g) { N(g, "a").kind = "reduce_sum"; }, "%a",
-                       "operand 0 (%b) has dtype bool, expected one of f16, bf16, f32");
+                       "operand 0 (%b) has dtype bool, expected one of u8, i8, i16, i32, i64, f16");
   expect_reduce_reject([](Graph& g) { N(g, "t").kind = "reduce_all"; }, "%t",
                        "operand 0 (%x) has dtype f32, expected one of bool");
   expect_reduce_reject([](Graph& g) { N(g, "m").type.strides = {1, 1}; }, "%m", "must be dense");

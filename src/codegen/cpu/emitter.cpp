@@ -71,16 +71,23 @@ EmittedSource emit_cpu_source(const std::vector<KernelUnit>& kernels, const sche
   out.code += "#error \"autofuse: kernels scheduled for " + std::to_string(lanes) + " lanes (isa " +
               isa + ") but compiled for another ISA; check the -m flags\"\n";
   out.code += "#endif\n";
-  bool gathers = false;
+  bool gathers = false, divides = false;
   for (const KernelUnit& u : kernels)
     for (const ascir::AscGraph* g : u.segments)
-      for (const ascir::AscNode& n : g->nodes) gathers = gathers || is_gather(n);
+      for (const ascir::AscNode& n : g->nodes) {
+        gathers = gathers || is_gather(n);
+        divides = divides || is_integer_division(n);
+      }
   if (gathers)
     out.code +=
         std::string("\n// The first out-of-range index a gather met (INT64_MIN: none yet); ") +
         "the launcher takes it.\nstatic int64_t " + kIndexFault + " = INT64_MIN;\n" +
         "AF_EXPORT int64_t " + kTakeIndexFault + "(void) {\n  return __atomic_exchange_n(&" +
         kIndexFault + ", INT64_MIN, __ATOMIC_RELAXED);\n}\n";
+  if (divides)
+    out.code += std::string("\n// Whether an integer division met a zero divisor; the launcher takes it.\n") +
+                "AF_EXPORT int " + kTakeZeroDivision +
+                "(void) {\n  return __atomic_exchange_n(&af_zero_division_, 0, __ATOMIC_RELAXED);\n}\n";
   std::set<std::string> names;
   auto unique = [&](const std::string& name) {
     if (!names.insert(name).second)

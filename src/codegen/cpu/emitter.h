@@ -18,6 +18,11 @@ namespace af::codegen {
 /// An out-of-range lane reads row 0 instead; the launcher raises IndexError.
 inline constexpr const char* kTakeIndexFault = "af_take_index_fault";
 
+/// A module with an integer division or remainder exports `int af_take_zero_division(void)`:
+/// whether a lane met a zero divisor since the last call (it gave 0), cleared. The launcher
+/// raises ZeroDivisionError, as eager.
+inline constexpr const char* kTakeZeroDivision = "af_take_zero_division";
+
 /// One C++ translation unit for `kernels` (plain ones as below; a concat kernel K also exports
 /// `K_tiling`, which runs every segment's tiling function into its part of K's TilingData and
 /// sums their block_dims, and `K_kernel`, which runs block b of the segment it falls in).

@@ -275,7 +275,7 @@ class KernelPrinter {
       return "af_gather_" + sfx + fn_tail + "(" + p + " + " + j_ + " * " + ls + ", " + ls + n_arg +
              ")";
     }
-    return compute_expr(g_, i, args, users_[i]);
+    return compute_expr(g_, i, args, users_[i], tail);
   }
 
   const KernelContext& k_;

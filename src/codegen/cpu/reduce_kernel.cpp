@@ -17,25 +17,28 @@ namespace {
 using ascir::AscGraph;
 using ascir::AscNode;
 
-/// How one reduce kind accumulates: its identity as an f32 (or bool) and an f64 lane value,
-/// the vector combine, the horizontal combine.
+/// How one reduce kind accumulates: its identity as an f32 (or bool), an f64 and an int64 lane
+/// value, the vector combine, the horizontal combine.
 struct ReduceKind {
   const char* op;
   const char* identity;
   const char* identity_f64;
+  const char* identity_i64;
   const char* combine;
   const char* horizontal;
 };
 
 /// The reduce kinds kernels support (the Graph IR reduce_* rows); any / all accumulate bool.
 const ReduceKind kReduceKinds[] = {
-    {"reduce_sum", "0.0f", "0.0", "af_add", "af_hsum"},
-    {"reduce_mean", "0.0f", "0.0", "af_add", "af_hsum"},
-    {"reduce_prod", "1.0f", "1.0", "af_mul", "af_hprod"},
-    {"reduce_max", "-__builtin_inff()", "-__builtin_inf()", "af_maximum", "af_hmax"},
-    {"reduce_min", "__builtin_inff()", "__builtin_inf()", "af_minimum", "af_hmin"},
-    {"reduce_any", "false", "", "af_mask_or_", "af_hany"},
-    {"reduce_all", "true", "", "af_mask_and_", "af_hall"},
+    {"reduce_sum", "0.0f", "0.0", "0", "af_add", "af_hsum"},
+    {"reduce_mean", "0.0f", "0.0", "", "af_add", "af_hsum"},
+    {"reduce_prod", "1.0f", "1.0", "1", "af_mul", "af_hprod"},
+    {"reduce_max", "-__builtin_inff()", "-__builtin_inf()", "(-9223372036854775807LL - 1)",
+     "af_maximum", "af_hmax"},
+    {"reduce_min", "__builtin_inff()", "__builtin_inf()", "9223372036854775807LL", "af_minimum",
+     "af_hmin"},
+    {"reduce_any", "false", "", "", "af_mask_or_", "af_hany"},
+    {"reduce_all", "true", "", "", "af_mask_and_", "af_hall"},
 };
 
 /// Rows of a reduce_outer kernel summed into one partial accumulator before it joins the total.
@@ -111,7 +114,12 @@ class ReducePrinter {
   std::string acc_type(int i) const { return vector_type(g_.nodes[i].out.dtype); }
   std::string identity(int i) const {
     DType t = g_.nodes[i].out.dtype;
-    return splat_expr(t, t == DType::F64 ? kind(i).identity_f64 : kind(i).identity);
+    const ReduceKind& k = kind(i);
+    std::string id = t == DType::F64 ? k.identity_f64 : is_integer(t) ? k.identity_i64 : k.identity;
+    if (id.empty())
+      codegen_fail(g_, "%" + g_.nodes[i].name + ": no " + std::string(dtype_name(t)) + " " +
+                           g_.nodes[i].op + " on CPU");
+    return splat_expr(t, id);
   }
 
   const ReduceKind& kind(int i) const {
@@ -148,9 +156,7 @@ class ReducePrinter {
         lane_stride_[i] = node.out.strides.back();
       }
       if (graph::is_reduce_op(node.op)) {
-        kind(static_cast<int>(i));
-        if (vector_type(node.out.dtype) == "af_vl")
-          codegen_fail(g_, "%" + node.name + ": CPU kernels do not reduce integer values");
+        identity(static_cast<int>(i));
       }
     }
     reduced_loops_ = reduced_loops(k_);
@@ -285,7 +291,7 @@ class ReducePrinter {
     } else {
       std::vector<std::string> args;
       for (int in : n.inputs) args.push_back(v(in));
-      rhs = compute_expr(g_, i, args, users_[i]);
+      rhs = compute_expr(g_, i, args, users_[i], tail);
     }
     if (!row_array_[i]) {
       line(depth, "const auto " + v(i) + " = " + rhs + ";  // %" + n.name + " " + n.op);
@@ -375,7 +381,7 @@ class ReducePrinter {
       } else {
         std::vector<std::string> args;
         for (int in : n.inputs) args.push_back(v(in));
-        rhs = compute_expr(g_, i, args, users_[i]);
+        rhs = compute_expr(g_, i, args, users_[i], tail);
       }
       line(depth, "const auto " + v(i) + " = " + rhs + ";  // %" + n.name + " " + n.op);
       if (buffered && slot_[i] >= 0 && plan_.stage[i] == p)
@@ -409,6 +415,9 @@ class ReducePrinter {
     std::string value = inner_ ? acc : acc + "[u]";
     if (inner_) value = splat_expr(t, std::string(rk.horizontal) + "(" + acc + ")");
     if (!count.empty()) value = "af_div(" + value + ", " + count + ")";
+    // A narrow integer total (a sum or product with dtype=) wraps to its width, as eager's.
+    if (is_integer(t) && t != DType::I64)
+      value = "af_to_" + mem_suffix(g_, g_.nodes[i], t) + "(" + value + ")";
     std::string note = "  // %" + g_.nodes[i].name + " " + g_.nodes[i].op;
     if (inner_) {
       line(depth, "const auto " + v(i) + " = " + value + ";" + note);

@@ -52,13 +52,11 @@ std::string scalar_expr(const AscGraph& g, const AscNode& n) {
     v = static_cast<double>(std::get<int64_t>(it->second));
   else
     codegen_fail(g, "scalar %" + n.name + " needs a numeric attribute 'value'");
-  if (n.out.dtype == DType::I64 || n.out.dtype == DType::I32) {
+  if (is_integer(n.out.dtype)) {
     if (!std::holds_alternative<int64_t>(it->second))
       codegen_fail(g, "scalar %" + n.name + " of dtype " + std::string(dtype_name(n.out.dtype)) +
                           " needs an integer 'value'");
-    int64_t x = std::get<int64_t>(it->second);
-    if (n.out.dtype == DType::I32 && x != static_cast<int32_t>(x))
-      codegen_fail(g, "scalar %" + n.name + " = " + std::to_string(x) + " is not an i32");
+    int64_t x = wrap_to(std::get<int64_t>(it->second), n.out.dtype);
     // INT64_MIN has no literal: written as a difference.
     return x == INT64_MIN ? "af_splat_i64(-9223372036854775807LL - 1)"
                           : "af_splat_i64(" + std::to_string(x) + "LL)";
@@ -116,10 +114,13 @@ std::string mem_suffix(const AscGraph& g, const AscNode& n, DType t) {
     case DType::Bool: return "bool";
     case DType::I64: return "i64";
     case DType::I32: return "i32";
+    case DType::I16: return "i16";
+    case DType::I8: return "i8";
+    case DType::U8: return "u8";
     case DType::F64: return "f64";
     default:
       codegen_fail(g, "%" + n.name + " (" + n.op + ") has dtype " + std::string(dtype_name(t)) +
-                          "; CPU kernels read and write f32, f16, bf16, f64, bool, i64 and i32");
+                          "; CPU kernels do not read or write it");
   }
 }
 
@@ -129,7 +130,7 @@ std::string storage_type(DType t) {
 
 std::string vector_type(DType t) {
   if (t == DType::Bool) return "af_vm";
-  if (t == DType::I64 || t == DType::I32) return "af_vl";
+  if (is_integer(t)) return "af_vl";
   if (t == DType::F64) return "af_vd";
   return "af_vf";
 }
@@ -137,7 +138,13 @@ std::string vector_type(DType t) {
 std::string splat_expr(DType t, const std::string& value) {
   if (t == DType::Bool) return "af_mask_splat(" + value + ")";
   if (t == DType::F64) return "af_splat_f64(" + value + ")";
+  if (is_integer(t)) return "af_splat_i64(" + value + ")";
   return "af_splat(" + value + ")";
+}
+
+bool is_integer_division(const AscNode& n) {
+  return is_integer(n.out.dtype) &&
+         (n.op == "div_floor" || n.op == "div_trunc" || n.op == "remainder" || n.op == "fmod");
 }
 
 bool is_gather(const AscNode& n) {
@@ -170,8 +177,11 @@ std::string take_expr(const AscGraph& g, int i, const std::string& at, const sym
          (tail ? ", rem)" : ")");
 }
 
-std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string>& args,
-                         const std::vector<int>& users) {
+std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string>& args_in,
+                         const std::vector<int>& users, bool tail) {
+  std::vector<std::string> args = args_in;
+  if (tail && is_integer_division(g.nodes[i]))
+    args.at(1) = "af_live_divisor(" + args.at(1) + ", rem)";
   const AscNode& n = g.nodes[i];
   if (n.op == "scalar") return scalar_expr(g, n);
   if (n.op == "cast") return cast_expr(g, i, args.at(0), users);
@@ -219,8 +229,9 @@ std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string
       codegen_fail(g, "%" + n.name + " (" + n.op + "): unsupported attribute round");
     pattern.replace(pos, call.size(), "af_" + n.op + "_" + *to + "(");
   }
-  // i32 values live in int64 lanes: an i32 result wraps at 32 bits, as eager's int32 math.
-  if (n.out.dtype == DType::I32) return "af_to_i32(" + format_expr(pattern, args) + ")";
+  // Narrow integers live in int64 lanes: their results wrap to their width, as eager's math.
+  if (is_integer(n.out.dtype) && n.out.dtype != DType::I64)
+    return "af_to_" + mem_suffix(g, n, n.out.dtype) + "(" + format_expr(pattern, args) + ")";
   return format_expr(pattern, args);
 }
 

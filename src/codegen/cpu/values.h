@@ -23,6 +23,9 @@ std::string vector_type(DType t);
 /// f32-lane floats, af_splat_f64 for f64, af_mask_splat for bool.
 std::string splat_expr(DType t, const std::string& value);
 
+/// Whether n is an integer div_floor / div_trunc / remainder / fmod (a zero divisor raises).
+bool is_integer_division(const ascir::AscNode& n);
+
 /// Whether load node `n` is a gather: load(%data, %index) (docs/ir.md).
 bool is_gather(const ascir::AscNode& n);
 /// The module's word recording the first out-of-range gather index (kTakeIndexFault reads it).
@@ -37,8 +40,10 @@ std::string take_expr(const ascir::AscGraph& g, int i, const std::string& at, co
 
 /// The C++ expression of node `i` of `g` — a `scalar`, a `cast` or an elementwise op of the
 /// registry — over its operands' expressions `args`. `users` are the nodes reading `i` (a cast
-/// to f16/bf16 feeding only same-dtype stores is left to the store's rounding).
+/// to f16/bf16 feeding only same-dtype stores is left to the store's rounding). In a `tail`
+/// step (`rem` live lanes), an integer division's divisor is 1 in the dead lanes, so their
+/// padding never reports a zero division.
 std::string compute_expr(const ascir::AscGraph& g, int i, const std::vector<std::string>& args,
-                         const std::vector<int>& users);
+                         const std::vector<int>& users, bool tail = false);
 
 }  // namespace af::codegen

@@ -8,7 +8,8 @@
  *     (c10's div_floor_floating, NaN-propagating maximum / minimum, sign(NaN) = 0, round half to
  *     even), comparisons to af_vm, af_where;
  *   - casts af_to_f64 from f32 (and the f16 / bf16 values f32 lanes hold), int64 and bool values,
- *     and af_to_{f32,f16,bf16,i64,i32,bool} from f64 (to f16 / bf16 through f32, as c10);
+ *     and af_to_{f32,f16,bf16,i64,i32,i16,i8,u8,bool} from f64 (to f16 / bf16 through f32, as
+ *     c10);
  *   - the reductions' horizontal combines and af_fill_tail.
  * Included by autofuse_cpu.h only, after autofuse_cpu_i64.h (its lanewise helpers). */
 #ifndef AUTOFUSE_CPU_F64_H
@@ -83,6 +84,11 @@ AF_INLINE double af_ddiv_floor_(double a, double b) {
   if (div - fl > 0.5) fl += 1.0;
   return fl;
 }
+/* c10's remainder: fmod, plus b where its sign differs from b's. */
+AF_INLINE double af_dremainder_(double a, double b) {
+  double mod = fmod(a, b);
+  return (mod != 0 && (b < 0) != (mod < 0)) ? mod + b : mod;
+}
 AF_INLINE double af_dsign_(double x) {
   return (double)(0 < x) - (double)(x < 0);
 }
@@ -112,6 +118,8 @@ AF_F64_BINARY(af_mul, x * y)
 AF_F64_BINARY(af_div, x / y)
 AF_F64_BINARY(af_div_floor, af_ddiv_floor_(x, y))
 AF_F64_BINARY(af_div_trunc, trunc(x / y))
+AF_F64_BINARY(af_fmod, fmod(x, y))
+AF_F64_BINARY(af_remainder, af_dremainder_(x, y))
 AF_F64_BINARY(af_pow, pow(x, y))
 AF_F64_BINARY(af_maximum, af_dmaximum_(x, y))
 AF_F64_BINARY(af_minimum, af_dminimum_(x, y))
@@ -202,6 +210,15 @@ AF_INLINE af_vl af_to_i64(af_vd v) {
 }
 AF_INLINE af_vl af_to_i32(af_vd v) {
   AF_LANEWISE_AS(af_vl, (int64_t)(int32_t)v.v[i]);
+}
+AF_INLINE af_vl af_to_i16(af_vd v) {
+  AF_LANEWISE_AS(af_vl, (int64_t)(int16_t)(int32_t)v.v[i]);
+}
+AF_INLINE af_vl af_to_i8(af_vd v) {
+  AF_LANEWISE_AS(af_vl, (int64_t)(int8_t)(int32_t)v.v[i]);
+}
+AF_INLINE af_vl af_to_u8(af_vd v) { /* through int64, as c10 */
+  AF_LANEWISE_AS(af_vl, (int64_t)(uint8_t)(int64_t)v.v[i]);
 }
 AF_INLINE af_vm af_to_bool(af_vd v) {
   return af_ne(v, af_splat_f64(0.0));

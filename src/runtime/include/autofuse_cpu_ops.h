@@ -156,6 +156,18 @@ AF_INLINE af_vf af_div_floor(af_vf a, af_vf b) {
   return af_select_(af_eq(b, zero), basic, fl);
 }
 
+/* torch.fmod: a - b * trunc(a / b), exact. */
+AF_INLINE af_vf af_fmod(af_vf a, af_vf b) {
+  return af_fmod_(a, b);
+}
+/* torch.remainder (c10's): fmod, plus b where its sign differs from b's. For f16 / bf16 the
+ * fmod is exact in the narrow type and mod + b rounds once at the store, as eager's. */
+AF_INLINE af_vf af_remainder(af_vf a, af_vf b) {
+  const af_vf mod = af_fmod_(a, b), zero = af_splat(0.0f);
+  const af_vm fix = af_mask_and_(af_ne(mod, zero), af_mask_xor_(af_lt(b, zero), af_lt(mod, zero)));
+  return af_select_(fix, af_add(mod, b), mod);
+}
+
 /* div_floor / div_trunc of f16 or bf16 operands (the kernel attribute round = "f16"/"bf16"):
  * eager computes these in the narrow type, rounding every intermediate step (c10::Half
  * arithmetic in div_floor_floating; trunc of the rounded quotient), so the result can differ
