@@ -93,20 +93,23 @@ def batch_norm_no_training(
 ) -> Any:
     """BatchNorm in eval mode as ATen's CPU kernel computes it: per channel alpha = weight *
     rsqrt(running_var + eps) and beta = bias - running_mean * alpha (in the computation dtype),
-    then x * alpha + beta, cast back once; so the normalize and the activation after it are one
-    kernel. The saved mean and rstd are empty, as ATen's. (torch's own decomposition calls the
-    mutating _native_batch_norm_legit, which AOTAutograd rejects.)"""
+    then x * alpha + beta, cast back once. alpha and beta are computed in the [1, C, 1, 1] shape
+    (the parameters reshaped first), constant along the spatial dims, so the kernel computes
+    them once per row (fusion's row-invariant producers): the normalize, the activation after
+    it and alpha and beta are one kernel. The saved mean and rstd are empty, as ATen's.
+    (torch's own decomposition calls the mutating _native_batch_norm_legit, which AOTAutograd
+    rejects.)"""
     if not x.is_floating_point() or x.dim() < 2:
         return NotImplemented
     acc = get_computation_dtype(x.dtype)
     shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
-    alpha = torch.rsqrt(running_var.to(acc) + eps)
+    alpha = torch.rsqrt(running_var.reshape(shape).to(acc) + eps)
     if weight is not None:
-        alpha = alpha * weight.to(acc)
-    beta = -running_mean.to(acc) * alpha
+        alpha = alpha * weight.reshape(shape).to(acc)
+    beta = -running_mean.reshape(shape).to(acc) * alpha
     if bias is not None:
-        beta = beta + bias.to(acc)
-    out = x.to(acc) * alpha.reshape(shape) + beta.reshape(shape)
+        beta = beta + bias.reshape(shape).to(acc)
+    out = x.to(acc) * alpha + beta
     empty = x.new_zeros((0,), dtype=acc)
     return out.to(x.dtype), empty, empty
 

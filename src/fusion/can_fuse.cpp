@@ -29,11 +29,31 @@ FusionDecision node_limit(int nodes, const FusionOptions& opts,
   return d;
 }
 
+/// Most compute nodes of a guest a kernel without a reduce computes again once per row of its
+/// innermost axis (row_invariant).
+constexpr int kMaxRowRecompute = 16;
+
+/// Whether the guest's values do not vary along the merged kernel's innermost axis, and every
+/// store writes that axis contiguously (so the schedule vectorizes it): the guest is computed
+/// once per row of it (a row value), not per element.
+bool row_invariant(const AxisEmbedding& e, const ascir::AscGraph& merged) {
+  if (merged.axes.empty()) return false;
+  const int inner = merged.axes.back().id;
+  if (std::find(e.smaller.begin(), e.smaller.end(), inner) == e.smaller.end()) return false;
+  for (int o : merged.output_nodes()) {
+    const ascir::AscTensor& t = merged.nodes.at(merged.nodes[o].inputs.at(0)).out;
+    if (t.axes.empty() || t.axes.back() != inner || t.strides.back() != sym::Expr(1)) return false;
+  }
+  return true;
+}
+
 /// Why embedding the guest into the host is not allowed, or nullopt. The guest's values are
 /// constant along the host axes where it is smaller: fine on reduced axes (they become row
 /// values); on other axes the guest is computed again per index (broadcast recomputation),
-/// allowed for at most `recomputation_threshold` compute nodes (a stored guest value is caught
-/// by reduction_check as a repeated store).
+/// allowed for at most `recomputation_threshold` compute nodes in a kernel with a reduce, and
+/// for at most kMaxRowRecompute in one without where that is once per row (row_invariant:
+/// BatchNorm's per-channel scale and shift into its normalize-add-ReLU kernel). A stored guest
+/// value is caught by reduction_check as a repeated store.
 std::optional<std::string> embedding_reason(const FusedGraph& fg, int a, int b,
                                             const AxisEmbedding& e, const ascir::AscGraph& merged,
                                             const FusionOptions& opts) {
@@ -42,7 +62,12 @@ std::optional<std::string> embedding_reason(const FusedGraph& fg, int a, int b,
   const FusedNode& kb = fg.nodes[b];
   const std::string differ =
       "different loop axes " + loop_axes_str(ka.kernel) + " vs " + loop_axes_str(kb.kernel);
-  if (!has_reduce(merged)) return differ;
+  if (!has_reduce(merged)) {
+    const FusedNode& guest = e.a_is_host ? kb : ka;
+    if (compute_node_count(guest.kernel) <= kMaxRowRecompute && row_invariant(e, merged))
+      return std::nullopt;
+    return differ;
+  }
   std::vector<int> reduced = kernel_reduced_axes(merged);
   bool recomputed = false;
   for (int ax : e.smaller)
@@ -133,10 +158,6 @@ FusionDecision can_fuse(const FusedGraph& fg, const StepIndex& index, int a, int
   if (ka.is_concat() || kb.is_concat()) return can_fuse_concat(fg, index, a, b, opts);
   const bool same = same_loop_axes(ka.kernel, kb.kernel);
   const bool reduces = has_reduce(ka.kernel) || has_reduce(kb.kernel);
-  // Without a reduce only equal loop nests merge.
-  if (!same && !reduces)
-    return FusionDecision::no("different loop axes " + loop_axes_str(ka.kernel) + " vs " +
-                              loop_axes_str(kb.kernel));
   if (FusionDecision d = cycle_and_input_check(fg, index, a, b, opts); !d.ok) return d;
   if (!same || reduces) {
     // Merge, then check the merged kernel.

@@ -42,7 +42,8 @@ OPS = [
     ("div", "floor_rounding"), "true_divide", ("max", "binary"), ("min", "binary"), "pow", "maximum", "minimum",
     "clamp", "clamp_min", "clamp_max", "where", "eq", "ne", "lt", "le", "gt", "ge",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "lerp", "addcmul", "addcdiv", "rsub", "xlogy",
+    "lerp", "addcmul", "addcdiv", "rsub", "xlogy", "remainder", "fmod", "floor_divide",
+    "bitwise_left_shift", "bitwise_right_shift",
     # reductions
     "sum", "mean", "amax", "amin", "prod", "var", "std", "var_mean", "std_mean", "logsumexp",
     "norm", "linalg.vector_norm", "all", "any", ("max", "reduction_with_dim"),
@@ -60,7 +61,8 @@ OPS = [
     "cat", "stack", "hstack", "vstack",
 ]
 
-DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int32, torch.int64, torch.bool]
+DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64, torch.int32, torch.int16,
+          torch.int8, torch.uint8, torch.bool]
 
 # test id ("div.trunc_rounding-bfloat16-5") -> why our result differs from eager there
 # (strict: a case that starts passing must leave this table).

@@ -378,16 +378,25 @@ TEST(ReducePolicy, Reasons) {
   EXPECT_EQ(rec2.num_kernels(), 1) << print(rec2);
   check_program(rec2);
 
-  // Without a reduce, different loop axes never merge (the row chain alone).
+  // Without a reduce, a producer constant along the innermost axis merges (computed once per
+  // row); one that varies along it would be computed per element and does not.
   FusedGraph rows = fuse(lower(parse(R"(graph @t(s0 = 3) {
   %v = input() {index = 0} : f32[s0, 1]
-  %r = rsqrt(%v) : f32[s0, 1]
+  %r = exp(%v) : f32[s0, 1]
   %b = broadcast(%r) : f32[s0, 6]
   return %b
 })")));
-  EXPECT_EQ(rows.num_kernels(), 2);
-  ASSERT_EQ(rows.rejected.size(), 1u);
-  EXPECT_EQ(rows.rejected[0].reason, "different loop axes [s0, 1] vs [s0, 6]");
+  EXPECT_EQ(rows.num_kernels(), 1) << print(rows);
+  check_program(rows);
+  FusedGraph cols = fuse(lower(parse(R"(graph @t(s0 = 3) {
+  %v = input() {index = 0} : f32[1, 6]
+  %r = rsqrt(%v) : f32[1, 6]
+  %b = broadcast(%r) : f32[s0, 6]
+  return %b
+})")));
+  EXPECT_EQ(cols.num_kernels(), 2);
+  ASSERT_EQ(cols.rejected.size(), 1u);
+  EXPECT_EQ(cols.rejected[0].reason, "different loop axes [1, 6] vs [s0, 6]");
 }
 
 // ---- whole patterns ----
