@@ -64,13 +64,20 @@ def tensor_type(val: Any, sources: SymbolSources, root_offset: Size = 0) -> Opti
 
 
 def _const_value(value: Any, dtype: torch.dtype) -> Any:
-    """The `value` attribute of a const of `dtype`: float for float dtypes, int otherwise."""
-    return float(value) if dtype.is_floating_point else int(value)
+    """The `value` attribute of a const of `dtype`: float for float dtypes, int otherwise; a
+    Python int converted to an integer dtype as eager converts it (wrapped: uint8 + 300 adds
+    44)."""
+    if dtype.is_floating_point:
+        return float(value)
+    if dtype == torch.bool:
+        return int(value)
+    return int(torch.tensor(int(value), dtype=torch.int64).to(dtype))
 
 
 # Ops whose f16/bf16 CPU kernels round a Python scalar operand to the tensor's dtype before
-# computing in f32 (measured: x + 0.1 uses bf16(0.1)); mul and div use the scalar unrounded.
-_ROUNDED_SCALAR_KINDS = {"add", "sub"}
+# computing in f32 (measured: x + 0.1 uses bf16(0.1); remainder and fmod too); mul and div use
+# the scalar unrounded.
+_ROUNDED_SCALAR_KINDS = {"add", "sub", "remainder", "fmod"}
 
 
 def _eager_scalar(kind: str, value: Any, dtype: torch.dtype) -> Any:

@@ -38,10 +38,13 @@ std::string mask_names(DTypeMask m) {
 }
 
 /// Elementwise kinds whose result is bool whatever the operand dtype.
-bool gives_bool(std::string_view k) {
-  return is_one_of(
-      k, {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "logical_and", "logical_or",
-          "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"});
+/// Whether kind `k` with first operand dtype `operand` gives bool: comparisons and logic
+/// always, bitwise_* on bool operands (on integers they give the integer dtype).
+bool gives_bool(std::string_view k, DType operand) {
+  if (is_one_of(k, {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}))
+    return operand == DType::Bool;
+  return is_one_of(k, {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "logical_and",
+                       "logical_or", "logical_xor", "logical_not"});
 }
 
 /// Checks one node; `fail` throws with the node named (in its graph's context, or only the
@@ -156,7 +159,8 @@ class NodeChecker {
       if (!(allowed & mask_of(dt)))
         fail("operand " + std::to_string(k) + " (%" + p.name + ") has dtype " +
              std::string(dtype_name(dt)) + ", expected one of " + mask_names(allowed));
-      bool same_as_result = !gives_bool(n_.kind) && !(n_.kind == "where" && k == 0);
+      bool same_as_result =
+          !gives_bool(n_.kind, operand(0).dtype) && !(n_.kind == "where" && k == 0);
       if (same_as_result && dt != t.dtype)
         fail("operand " + std::to_string(k) + " (%" + p.name + ") has dtype " +
              std::string(dtype_name(dt)) + ", expected the result dtype " +
@@ -165,7 +169,7 @@ class NodeChecker {
         fail("operands have different dtypes " + std::string(dtype_name(operand(0).dtype)) +
              " and " + std::string(dtype_name(dt)));
     }
-    if (gives_bool(n_.kind) && t.dtype != DType::Bool)
+    if (!n_.operands.empty() && gives_bool(n_.kind, operand(0).dtype) && t.dtype != DType::Bool)
       fail("result dtype must be bool, is " + std::string(dtype_name(t.dtype)));
     if (n_.kind == "gelu" && has_attr(n_, "approximate")) {
       const std::string& a = attr_string(n_, "approximate");

@@ -14,7 +14,7 @@
  *       and one af_<kind> function per elementwise kind of the Graph IR op registry, with
  *       PyTorch's semantics (NaN propagation, sign(0) = 0, half-to-even rounding, ...).
  *   autofuse_cpu_i64.h
- *       integer values (`af_vl`, int64 lanes beside the f32 ones): i64/i32 memory, integer
+ *       integer values (`af_vl`, int64 lanes beside the f32 ones): integer memory, integer
  *       arithmetic, comparisons and casts, and the checked gather of a table row by an index.
  *   autofuse_cpu_f64.h
  *       f64 values (`af_vd`, doubles lane by lane beside the f32 ones): memory, every float

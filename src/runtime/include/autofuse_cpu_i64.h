@@ -1,7 +1,8 @@
 /* Integer values in autofuse CPU kernels: `af_vl`, AF_LANES int64 lanes (one per f32 lane of
  * af_vf, so integer and float values of a kernel share its vector steps), and the gather of
- * a table row by such a value. ISA-independent: the lanes are a plain array the compiler
- * vectorizes (integer math is indices, positions and masks, rarely the hot path).
+ * a table row by such a value. ISA-independent: the lanes are a GCC vector (its operators
+ * compile to the ISA's vector instructions without the loop vectorizer, which took seconds
+ * per kernel on lane-by-lane loops); divisions, gathers and tails go lane by lane.
  *   - memory by suffix T in {i64, i32, i16, i8, u8} (a narrow store keeps the low bits,
  *     PyTorch's wrap): the af_load_T / _n, af_store_T / _n, af_gather_T / _n, af_scatter_T / _n,
  *     af_load1_T of autofuse_cpu_ops.h;
@@ -21,9 +22,11 @@
 #ifndef AUTOFUSE_CPU_I64_H
 #define AUTOFUSE_CPU_I64_H
 
-/* AF_LANES 64-bit integers. */
+/* AF_LANES 64-bit integers (v[i] reads and writes lane i). */
+typedef int64_t af_i64v_ __attribute__((vector_size(AF_LANES * 8)));
+typedef uint64_t af_u64v_ __attribute__((vector_size(AF_LANES * 8)));
 struct af_vl {
-  int64_t v[AF_LANES];
+  af_i64v_ v;
 };
 
 /* The body of a function returning the lane vector T whose lane i is `expr` (also used by
@@ -44,13 +47,18 @@ AF_INLINE af_vl af_splat_i64(int64_t x) {
     AF_LANEWISE(i < n ? static_cast<int64_t>(p[i]) : 0);                               \
   }                                                                                    \
   AF_INLINE af_vl af_load_##T(const E* p) {                                            \
-    AF_LANEWISE(static_cast<int64_t>(p[i]));                                           \
+    typedef E narrow_ __attribute__((vector_size(AF_LANES * sizeof(E))));              \
+    narrow_ x;                                                                         \
+    memcpy(&x, p, sizeof x);                                                           \
+    return af_vl{__builtin_convertvector(x, af_i64v_)};                                \
   }                                                                                    \
   AF_INLINE void af_store_##T##_n(E* p, af_vl v, int64_t n) {                          \
     for (int64_t i = 0; i < n && i < AF_LANES; ++i) p[i] = static_cast<E>(v.v[i]);     \
   }                                                                                    \
   AF_INLINE void af_store_##T(E* p, af_vl v) {                                         \
-    for (int i = 0; i < AF_LANES; ++i) p[i] = static_cast<E>(v.v[i]);                  \
+    typedef E narrow_ __attribute__((vector_size(AF_LANES * sizeof(E))));              \
+    narrow_ x = __builtin_convertvector(v.v, narrow_);                                 \
+    memcpy(p, &x, sizeof x);                                                           \
   }                                                                                    \
   AF_INLINE af_vl af_gather_##T##_n(const E* p, int64_t s, int64_t n) {                \
     AF_LANEWISE(i < n ? static_cast<int64_t>(p[i * s]) : 0);                           \
@@ -87,25 +95,25 @@ AF_INLINE af_mask_bytes_ af_mask_bytes_of_(af_vm m) {
 
 /* ---- arithmetic (two's complement wrap, as PyTorch's int64) ---- */
 AF_INLINE af_vl af_add(af_vl a, af_vl b) {
-  AF_LANEWISE(static_cast<int64_t>(static_cast<uint64_t>(a.v[i]) + static_cast<uint64_t>(b.v[i])));
+  return af_vl{(af_i64v_)((af_u64v_)a.v + (af_u64v_)b.v)};
 }
 AF_INLINE af_vl af_sub(af_vl a, af_vl b) {
-  AF_LANEWISE(static_cast<int64_t>(static_cast<uint64_t>(a.v[i]) - static_cast<uint64_t>(b.v[i])));
+  return af_vl{(af_i64v_)((af_u64v_)a.v - (af_u64v_)b.v)};
 }
 AF_INLINE af_vl af_mul(af_vl a, af_vl b) {
-  AF_LANEWISE(static_cast<int64_t>(static_cast<uint64_t>(a.v[i]) * static_cast<uint64_t>(b.v[i])));
+  return af_vl{(af_i64v_)((af_u64v_)a.v * (af_u64v_)b.v)};
 }
 AF_INLINE af_vl af_neg(af_vl a) {
-  AF_LANEWISE(static_cast<int64_t>(0 - static_cast<uint64_t>(a.v[i])));
+  return af_vl{(af_i64v_)(0 - (af_u64v_)a.v)};
 }
 AF_INLINE af_vl af_abs(af_vl a) {
-  AF_LANEWISE(a.v[i] < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.v[i])) : a.v[i]);
+  return af_vl{a.v < 0 ? (af_i64v_)(0 - (af_u64v_)a.v) : a.v};
 }
 AF_INLINE af_vl af_minimum(af_vl a, af_vl b) {
-  AF_LANEWISE(a.v[i] < b.v[i] ? a.v[i] : b.v[i]);
+  return af_vl{a.v < b.v ? a.v : b.v};
 }
 AF_INLINE af_vl af_maximum(af_vl a, af_vl b) {
-  AF_LANEWISE(a.v[i] > b.v[i] ? a.v[i] : b.v[i]);
+  return af_vl{a.v > b.v ? a.v : b.v};
 }
 AF_INLINE af_vl af_clamp_min(af_vl x, af_vl lo) {
   return af_maximum(x, lo);
@@ -117,10 +125,10 @@ AF_INLINE af_vl af_clamp(af_vl x, af_vl lo, af_vl hi) {
   return af_minimum(af_maximum(x, lo), hi);
 }
 AF_INLINE af_vl af_relu(af_vl a) {
-  AF_LANEWISE(a.v[i] > 0 ? a.v[i] : 0);
+  return af_vl{a.v > 0 ? a.v : (af_i64v_){}};
 }
 AF_INLINE af_vl af_sign(af_vl a) {
-  AF_LANEWISE((a.v[i] > 0) - (a.v[i] < 0));
+  return af_vl{(a.v < 0) - (a.v > 0)};  // a vector comparison is -1 where true
 }
 
 /* ---- division and remainder (c10's integer semantics; b == -1 wraps instead of trapping) ---- */
@@ -168,25 +176,24 @@ AF_INLINE af_vl af_remainder(af_vl a, af_vl b) {
 /* ---- bit logic and shifts (torch's out-of-range shift rules; in int64 lanes they hold for
  * every narrower dtype once the result wraps) ---- */
 AF_INLINE af_vl af_bitwise_and(af_vl a, af_vl b) {
-  AF_LANEWISE(a.v[i] & b.v[i]);
+  return af_vl{a.v & b.v};
 }
 AF_INLINE af_vl af_bitwise_or(af_vl a, af_vl b) {
-  AF_LANEWISE(a.v[i] | b.v[i]);
+  return af_vl{a.v | b.v};
 }
 AF_INLINE af_vl af_bitwise_xor(af_vl a, af_vl b) {
-  AF_LANEWISE(a.v[i] ^ b.v[i]);
+  return af_vl{a.v ^ b.v};
 }
 AF_INLINE af_vl af_bitwise_not(af_vl a) {
-  AF_LANEWISE(~a.v[i]);
+  return af_vl{~a.v};
 }
 /* a << b; 0 for b < 0 or b >= the width. */
 AF_INLINE af_vl af_bitwise_left_shift(af_vl a, af_vl b) {
-  AF_LANEWISE(b.v[i] < 0 || b.v[i] >= 64 ? 0
-                                         : static_cast<int64_t>(static_cast<uint64_t>(a.v[i]) << b.v[i]));
+  return af_vl{(b.v < 0 | b.v > 63) ? (af_i64v_){} : (af_i64v_)((af_u64v_)a.v << (af_u64v_)(b.v & 63))};
 }
 /* a >> b (arithmetic); the sign fill for b < 0 or b >= the width - 1. */
 AF_INLINE af_vl af_bitwise_right_shift(af_vl a, af_vl b) {
-  AF_LANEWISE(a.v[i] >> (b.v[i] < 0 || b.v[i] > 63 ? 63 : b.v[i]));
+  return af_vl{a.v >> ((b.v < 0 | b.v > 63) ? 63 : b.v)};
 }
 
 AF_INLINE af_vl af_where(af_vm c, af_vl a, af_vl b) {
@@ -218,7 +225,8 @@ AF_INLINE af_vl af_to_i64(af_vm m) {
  * (NaN and out-of-range values give the target's "integer indefinite", as theirs). */
 #define AF_TO_INT(T, E, VIA)                                   \
   AF_INLINE af_vl af_to_##T(af_vl v) {                         \
-    AF_LANEWISE(static_cast<int64_t>(static_cast<E>(v.v[i]))); \
+    typedef E narrow_ __attribute__((vector_size(AF_LANES * sizeof(E)))); \
+    return af_vl{__builtin_convertvector(__builtin_convertvector(v.v, narrow_), af_i64v_)}; \
   }                                                            \
   AF_INLINE af_vl af_to_##T##_from_f32_(const float* x) {      \
     AF_LANEWISE(static_cast<int64_t>(static_cast<E>(static_cast<VIA>(x[i])))); \
