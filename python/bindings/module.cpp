@@ -356,11 +356,9 @@ std::pair<std::string, std::vector<std::string>> ascir_source(const std::string&
   af::CompileOptions opts = compile_options("", "", "g++", nb::none(), isa, "", target);
   nb::gil_scoped_release release;
   af::CompiledProgram prog = af::compile_ascir(text, opts, "ascir", af::Stage::Schedule);
-  af::codegen::EmittedSource src =
-      af::program_source(af::kernel_units(prog.fused), opts, "ascir");
+  af::codegen::EmittedSource src = af::program_source(af::kernel_units(prog.fused), opts, "ascir");
   std::vector<std::string> targets;
-  for (const auto& k : src.kernels)
-    targets.emplace_back(af::schedule::target_kind_name(k.target));
+  for (const auto& k : src.kernels) targets.emplace_back(af::schedule::target_kind_name(k.target));
   return {src.code, targets};
 }
 

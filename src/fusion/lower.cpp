@@ -25,8 +25,7 @@ using graph::OpClass;
 constexpr int kMaxConcatSegments = 16;
 
 /// The dtypes this frontend's kernels read and write (the registry's rows say which ops).
-constexpr graph::DTypeMask kKernelTypes =
-    graph::kFloatTypes | graph::kBoolType | graph::kIntTypes;
+constexpr graph::DTypeMask kKernelTypes = graph::kFloatTypes | graph::kBoolType | graph::kIntTypes;
 
 /// The dtype a kernel computes a value of dtype `t` in.
 DType compute_dtype(DType t) {

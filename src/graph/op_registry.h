@@ -35,7 +35,7 @@ constexpr DTypeMask kFloatTypes = kF32LaneTypes | mask_of(DType::F64);
 constexpr DTypeMask kBoolType = mask_of(DType::Bool);
 /// The integers AscIR kernels compute (in int64 lanes: indices, positions, index arithmetic).
 constexpr DTypeMask kIntTypes = mask_of(DType::U8) | mask_of(DType::I8) | mask_of(DType::I16) |
-                                 mask_of(DType::I32) | mask_of(DType::I64);
+                                mask_of(DType::I32) | mask_of(DType::I64);
 
 /// One registry row.
 struct OpDef {

@@ -50,8 +50,7 @@ bool is_floating(DType t) {
   return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
 }
 bool is_integer(DType t) {
-  return t == DType::U8 || t == DType::I8 || t == DType::I16 || t == DType::I32 ||
-         t == DType::I64;
+  return t == DType::U8 || t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
 }
 int64_t wrap_to(int64_t v, DType t) {
   switch (t) {

@@ -260,8 +260,10 @@ TEST(CpuOps, IntegerKindsMatchTorchSemantics) {
   for (auto& b : bs) gs.push_back(&b.g);
   auto t = test_target();
   KernelLib lib(schedule_and_emit(gs, t), t);
-  const int64_t sp[] = {0, 1, -1, 2, -2, 3, -7, 7, 63, 64, 65, 127, -128, 255, 256, 32767, -32768,
-                        INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, 100, -100, 31, 32, 8, 15, 16};
+  const int64_t sp[] = {0,   1,     -1,     2,         -2,        3,         -7,
+                        7,   63,    64,     65,        127,       -128,      255,
+                        256, 32767, -32768, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN,
+                        100, -100,  31,     32,        8,         15,        16};
   for (size_t k = 0; k < dtypes.size(); ++k) {
     const DType dt = dtypes[k];
     const int sz = dtype_size(dt);

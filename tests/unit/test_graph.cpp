@@ -284,6 +284,7 @@ TEST(Parser, Errors) {
 // ---- op registry ----
 
 TEST(OpRegistry, EveryDocumentedKind) {
+  // clang-format off
   const char* elementwise[] = {
       "add",         "sub",         "mul",         "div",         "div_floor",  "div_trunc",
       "neg",         "abs",         "exp",         "exp2",        "log",        "log1p",
@@ -294,7 +295,8 @@ TEST(OpRegistry, EveryDocumentedKind) {
       "logical_or",  "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
       "bitwise_not", "sign",        "floor",       "ceil",        "round",      "trunc",
       "isnan",       "isinf",       "gelu",        "silu",        "cube",       "pow4",
-      "rsquare",     "remainder",   "fmod",        "bitwise_left_shift",        "bitwise_right_shift"};
+      "rsquare",     "remainder",   "fmod",        "bitwise_left_shift", "bitwise_right_shift"};
+  // clang-format on
   for (const char* k : elementwise) {
     const OpDef* d = find_op(k);
     ASSERT_NE(d, nullptr) << k;
@@ -314,8 +316,9 @@ TEST(OpRegistry, EveryDocumentedKind) {
     EXPECT_EQ(d->arity, 1) << k;
     bool logical = std::string(k) == "reduce_any" || std::string(k) == "reduce_all";
     bool mean = std::string(k) == "reduce_mean";
-    EXPECT_EQ(d->operand_dtypes,
-              logical ? kBoolType : mean ? kFloatTypes : (kFloatTypes | kIntTypes))
+    EXPECT_EQ(d->operand_dtypes, logical ? kBoolType
+                                 : mean  ? kFloatTypes
+                                         : (kFloatTypes | kIntTypes))
         << k;
   }
   EXPECT_EQ(std::size(elementwise) + std::size(reduce) + 12, all_ops().size());
@@ -360,7 +363,10 @@ TEST(OpRegistry, EveryElementwiseKindVerifies) {
     bool int_ops = !(d.operand_dtypes & (kFloatTypes | kBoolType));
     std::vector<int> ops;
     for (int i = 0; i < d.arity; ++i)
-      ops.push_back(k == "where" ? (i == 0 ? b : (i == 1 ? f : c)) : bool_ops ? b : int_ops ? n : f);
+      ops.push_back(k == "where" ? (i == 0 ? b : (i == 1 ? f : c))
+                    : bool_ops   ? b
+                    : int_ops    ? n
+                                 : f);
     bool bool_result = bool_ops || k == "eq" || k == "ne" || k == "lt" || k == "le" || k == "gt" ||
                        k == "ge" || k == "isnan" || k == "isinf";
     g.outputs.push_back(g.add(make("r_" + k, k, ops, bool_result ? bt : int_ops ? it : ft)));

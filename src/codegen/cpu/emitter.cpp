@@ -85,9 +85,11 @@ EmittedSource emit_cpu_source(const std::vector<KernelUnit>& kernels, const sche
         "AF_EXPORT int64_t " + kTakeIndexFault + "(void) {\n  return __atomic_exchange_n(&" +
         kIndexFault + ", INT64_MIN, __ATOMIC_RELAXED);\n}\n";
   if (divides)
-    out.code += std::string("\n// Whether an integer division met a zero divisor; the launcher takes it.\n") +
-                "AF_EXPORT int " + kTakeZeroDivision +
-                "(void) {\n  return __atomic_exchange_n(&af_zero_division_, 0, __ATOMIC_RELAXED);\n}\n";
+    out.code +=
+        std::string(
+            "\n// Whether an integer division met a zero divisor; the launcher takes it.\n") +
+        "AF_EXPORT int " + kTakeZeroDivision +
+        "(void) {\n  return __atomic_exchange_n(&af_zero_division_, 0, __ATOMIC_RELAXED);\n}\n";
   std::set<std::string> names;
   auto unique = [&](const std::string& name) {
     if (!names.insert(name).second)

@@ -93,28 +93,28 @@ AF_INLINE double af_dsign_(double x) {
   return (double)(0 < x) - (double)(x < 0);
 }
 
-#define AF_F64_UNARY(name, expr)     \
-  AF_INLINE af_vd name(af_vd a) {    \
-    af_vd r;                         \
+#define AF_F64_UNARY(name, expr)         \
+  AF_INLINE af_vd name(af_vd a) {        \
+    af_vd r;                             \
     for (int i = 0; i < AF_LANES; ++i) { \
-      const double x = a.v[i];       \
-      r.v[i] = (expr);               \
-    }                                \
-    return r;                        \
+      const double x = a.v[i];           \
+      r.v[i] = (expr);                   \
+    }                                    \
+    return r;                            \
   }
-#define AF_F64_BINARY(name, expr)           \
-  AF_INLINE af_vd name(af_vd a, af_vd b) {  \
-    af_vd r;                                \
-    for (int i = 0; i < AF_LANES; ++i) {    \
-      const double x = a.v[i], y = b.v[i];  \
-      r.v[i] = (expr);                      \
-    }                                       \
-    return r;                               \
+#define AF_F64_BINARY(name, expr)          \
+  AF_INLINE af_vd name(af_vd a, af_vd b) { \
+    af_vd r;                               \
+    for (int i = 0; i < AF_LANES; ++i) {   \
+      const double x = a.v[i], y = b.v[i]; \
+      r.v[i] = (expr);                     \
+    }                                      \
+    return r;                              \
   }
 
 AF_F64_BINARY(af_add, x + y)
 AF_F64_BINARY(af_sub, x - y)
-AF_F64_BINARY(af_mul, x * y)
+AF_F64_BINARY(af_mul, x* y)
 AF_F64_BINARY(af_div, x / y)
 AF_F64_BINARY(af_div_floor, af_ddiv_floor_(x, y))
 AF_F64_BINARY(af_div_trunc, trunc(x / y))
@@ -161,14 +161,14 @@ AF_INLINE af_vd af_clamp(af_vd x, af_vd lo, af_vd hi) {
 }
 
 /* ---- comparisons and selection (masks through bytes, as the integer values) ---- */
-#define AF_F64_TEST(name, expr)                                                 \
-  AF_INLINE af_vm name(af_vd a, af_vd b) {                                      \
-    af_mask_bytes_ m;                                                           \
-    for (int i = 0; i < AF_LANES; ++i) {                                        \
-      const double x = a.v[i], y = b.v[i];                                      \
-      m.b[i] = (expr) ? 1 : 0;                                                  \
-    }                                                                           \
-    return af_load_bool(m.b);                                                   \
+#define AF_F64_TEST(name, expr)            \
+  AF_INLINE af_vm name(af_vd a, af_vd b) { \
+    af_mask_bytes_ m;                      \
+    for (int i = 0; i < AF_LANES; ++i) {   \
+      const double x = a.v[i], y = b.v[i]; \
+      m.b[i] = (expr) ? 1 : 0;             \
+    }                                      \
+    return af_load_bool(m.b);              \
   }
 AF_F64_TEST(af_eq, x == y)
 AF_F64_TEST(af_ne, x != y)
@@ -226,11 +226,11 @@ AF_INLINE af_vm af_to_bool(af_vd v) {
 
 /* ---- reductions ---- */
 /* Pairwise across the lanes, as the f32 horizontal combines. */
-#define AF_F64_HORIZONTAL(name, op)                                  \
-  AF_INLINE double name(af_vd a) {                                   \
-    for (int w = AF_LANES / 2; w >= 1; w /= 2)                       \
-      for (int i = 0; i < w; ++i) a.v[i] = op(a.v[i], a.v[i + w]);   \
-    return a.v[0];                                                   \
+#define AF_F64_HORIZONTAL(name, op)                                \
+  AF_INLINE double name(af_vd a) {                                 \
+    for (int w = AF_LANES / 2; w >= 1; w /= 2)                     \
+      for (int i = 0; i < w; ++i) a.v[i] = op(a.v[i], a.v[i + w]); \
+    return a.v[0];                                                 \
   }
 AF_INLINE double af_dadd_(double x, double y) {
   return x + y;

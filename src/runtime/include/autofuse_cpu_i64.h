@@ -154,6 +154,11 @@ AF_INLINE int64_t af_lfmod_(int64_t a, int64_t b) {
   if (af_zero_divisor_(b)) return 0;
   return b == -1 ? 0 : a % b;
 }
+/* a - b * floor(a / b): the sign of b (torch.remainder). */
+AF_INLINE int64_t af_lremainder_(int64_t a, int64_t b) {
+  const int64_t r = af_lfmod_(a, b);
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
 AF_INLINE af_vl af_div_trunc(af_vl a, af_vl b) {
   AF_LANEWISE(af_ldiv_trunc_(a.v[i], b.v[i]));
 }
@@ -162,15 +167,12 @@ AF_INLINE af_vl af_fmod(af_vl a, af_vl b) {
 }
 /* floor(a / b) (c10's div_floor_integer). */
 AF_INLINE af_vl af_div_floor(af_vl a, af_vl b) {
-  AF_LANEWISE(af_ldiv_trunc_(a.v[i], b.v[i]) -
-              (b.v[i] != 0 && b.v[i] != -1 && a.v[i] % b.v[i] != 0 && ((a.v[i] < 0) != (b.v[i] < 0))));
+  AF_LANEWISE(
+      af_ldiv_trunc_(a.v[i], b.v[i]) -
+      (b.v[i] != 0 && b.v[i] != -1 && a.v[i] % b.v[i] != 0 && ((a.v[i] < 0) != (b.v[i] < 0))));
 }
-/* a - b * floor(a / b): the sign of b (torch.remainder). */
 AF_INLINE af_vl af_remainder(af_vl a, af_vl b) {
-  AF_LANEWISE(af_lfmod_(a.v[i], b.v[i]) +
-              (af_lfmod_(a.v[i], b.v[i]) != 0 && ((af_lfmod_(a.v[i], b.v[i]) < 0) != (b.v[i] < 0))
-                   ? b.v[i]
-                   : 0));
+  AF_LANEWISE(af_lremainder_(a.v[i], b.v[i]));
 }
 
 /* ---- bit logic and shifts (torch's out-of-range shift rules; in int64 lanes they hold for
@@ -189,11 +191,12 @@ AF_INLINE af_vl af_bitwise_not(af_vl a) {
 }
 /* a << b; 0 for b < 0 or b >= the width. */
 AF_INLINE af_vl af_bitwise_left_shift(af_vl a, af_vl b) {
-  return af_vl{(b.v < 0 | b.v > 63) ? (af_i64v_){} : (af_i64v_)((af_u64v_)a.v << (af_u64v_)(b.v & 63))};
+  return af_vl{(b.v<0 | b.v> 63) ? (af_i64v_){}
+                                 : (af_i64v_)((af_u64v_)a.v << (af_u64v_)(b.v & 63))};
 }
 /* a >> b (arithmetic); the sign fill for b < 0 or b >= the width - 1. */
 AF_INLINE af_vl af_bitwise_right_shift(af_vl a, af_vl b) {
-  return af_vl{a.v >> ((b.v < 0 | b.v > 63) ? 63 : b.v)};
+  return af_vl{a.v >> ((b.v<0 | b.v> 63) ? 63 : b.v)};
 }
 
 AF_INLINE af_vl af_where(af_vm c, af_vl a, af_vl b) {
@@ -223,18 +226,18 @@ AF_INLINE af_vl af_to_i64(af_vm m) {
 /* To integer dtype T (C type E): from integers the low bits (int64 -> int32 wraps); from bool 0
  * or 1; from floats truncation toward zero through the C type VIA, as eager's static_cast
  * (NaN and out-of-range values give the target's "integer indefinite", as theirs). */
-#define AF_TO_INT(T, E, VIA)                                   \
-  AF_INLINE af_vl af_to_##T(af_vl v) {                         \
-    typedef E narrow_ __attribute__((vector_size(AF_LANES * sizeof(E)))); \
+#define AF_TO_INT(T, E, VIA)                                                                \
+  AF_INLINE af_vl af_to_##T(af_vl v) {                                                      \
+    typedef E narrow_ __attribute__((vector_size(AF_LANES * sizeof(E))));                   \
     return af_vl{__builtin_convertvector(__builtin_convertvector(v.v, narrow_), af_i64v_)}; \
-  }                                                            \
-  AF_INLINE af_vl af_to_##T##_from_f32_(const float* x) {      \
-    AF_LANEWISE(static_cast<int64_t>(static_cast<E>(static_cast<VIA>(x[i])))); \
-  }                                                            \
-  AF_INLINE af_vl af_to_##T(af_vf f) {                         \
-    float x[AF_LANES];                                         \
-    af_store_f32(x, f);                                        \
-    return af_to_##T##_from_f32_(x);                           \
+  }                                                                                         \
+  AF_INLINE af_vl af_to_##T##_from_f32_(const float* x) {                                   \
+    AF_LANEWISE(static_cast<int64_t>(static_cast<E>(static_cast<VIA>(x[i]))));              \
+  }                                                                                         \
+  AF_INLINE af_vl af_to_##T(af_vf f) {                                                      \
+    float x[AF_LANES];                                                                      \
+    af_store_f32(x, f);                                                                     \
+    return af_to_##T##_from_f32_(x);                                                        \
   }
 AF_TO_INT(i64, int64_t, int64_t)
 AF_TO_INT(i32, int32_t, int32_t)
@@ -256,17 +259,17 @@ AF_INLINE af_vl af_to_u8(af_vm m) {
 }
 /* Casts of the lane vector V to f32, and to f16 / bf16 through f32 (as c10 converts); also
  * used by autofuse_cpu_f64.h, which undefines it. */
-#define AF_LANES_TO_FLOATS(V)                                                  \
-  AF_INLINE af_vf af_to_f32(V v) {                                             \
-    float x[AF_LANES];                                                         \
-    for (int i = 0; i < AF_LANES; ++i) x[i] = static_cast<float>(v.v[i]);     \
-    return af_load_f32(x);                                                     \
-  }                                                                            \
-  AF_INLINE af_vf af_to_f16(V v) {                                             \
-    return af_to_f16(af_to_f32(v));                                            \
-  }                                                                            \
-  AF_INLINE af_vf af_to_bf16(V v) {                                            \
-    return af_to_bf16(af_to_f32(v));                                           \
+#define AF_LANES_TO_FLOATS(V)                                             \
+  AF_INLINE af_vf af_to_f32(V v) {                                        \
+    float x[AF_LANES];                                                    \
+    for (int i = 0; i < AF_LANES; ++i) x[i] = static_cast<float>(v.v[i]); \
+    return af_load_f32(x);                                                \
+  }                                                                       \
+  AF_INLINE af_vf af_to_f16(V v) {                                        \
+    return af_to_f16(af_to_f32(v));                                       \
+  }                                                                       \
+  AF_INLINE af_vf af_to_bf16(V v) {                                       \
+    return af_to_bf16(af_to_f32(v));                                      \
   }
 AF_LANES_TO_FLOATS(af_vl)
 AF_INLINE af_vm af_to_bool(af_vl v) {
@@ -274,17 +277,19 @@ AF_INLINE af_vm af_to_bool(af_vl v) {
 }
 
 /* ---- reductions: exact in any order (two's complement wrap) ---- */
-#define AF_INT_HORIZONTAL(name, expr)                              \
-  AF_INLINE int64_t name(af_vl a) {                                \
-    int64_t r = a.v[0];                                            \
-    for (int i = 1; i < AF_LANES; ++i) {                           \
-      const int64_t x = r, y = a.v[i];                             \
-      r = (expr);                                                  \
-    }                                                              \
-    return r;                                                      \
+#define AF_INT_HORIZONTAL(name, expr)    \
+  AF_INLINE int64_t name(af_vl a) {      \
+    int64_t r = a.v[0];                  \
+    for (int i = 1; i < AF_LANES; ++i) { \
+      const int64_t x = r, y = a.v[i];   \
+      r = (expr);                        \
+    }                                    \
+    return r;                            \
   }
-AF_INT_HORIZONTAL(af_hsum, static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)))
-AF_INT_HORIZONTAL(af_hprod, static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)))
+AF_INT_HORIZONTAL(af_hsum,
+                  static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)))
+AF_INT_HORIZONTAL(af_hprod,
+                  static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)))
 AF_INT_HORIZONTAL(af_hmax, x > y ? x : y)
 AF_INT_HORIZONTAL(af_hmin, x < y ? x : y)
 #undef AF_INT_HORIZONTAL
