@@ -20,6 +20,13 @@ around it:
   another dim (sum / mean / amax / amin / softmax, keepdim or not, broadcast back); the cat
   result itself often a graph output too.
 
+About one seed in five is an integer case (test_random_graphs.int_case_dtype): its inputs are
+integers (int64 / int32 mostly, int16 / int8 / uint8; small values or the whole range), its
+chains integer math (test_random_graphs.INT_UNARY / INT_BINARY, Python int scalars), its cats
+cats of integers (of mixed integer dtypes: promoted), its reductions sum / amax / amin (sum gives
+int64), its predicates integer comparisons; now and then an operand is a float input, so the
+cat and what follows it compute in the float dtype, and a softmax casts to float first.
+
 The program is generated as Python source: a failure prints a self-contained reproducer.
 
 Checks (as in the other two fuzzers): outputs equal eager at torch.testing.assert_close's default
@@ -53,9 +60,10 @@ import autofuse
 from autofuse._C import StepKind
 from helpers import check_fuzz_case_through_inductor, compile_fn, inductor_frontend, mixed_f64_tolerance, node_names
 from test_random_graphs import BINARY as EW_BINARY
-from test_random_graphs import PREDICATE, UNARY
+from test_random_graphs import INT_BINARY, INT_PREDICATE, INT_UNARY, INTS, PREDICATE, UNARY
 from test_random_graphs import Case as EwCase
 from test_random_graphs import _config, _fake_strides, _lowest_precision, _plant, define_program
+from test_random_graphs import int_case_dtype, int_values
 from test_random_reduce_graphs import BINARY as SMOOTH_BINARY
 from test_random_reduce_graphs import UNARY as SMOOTH_UNARY
 from test_random_reduce_graphs import _assert_matches, _exact, _reduce_placement, start_program
@@ -77,9 +85,17 @@ REDUCTIONS = ["sum", "mean", "amax", "amin"]
 EXP_LIKE = ["torch.exp({a})", "torch.exp2({a})", "torch.expm1({a})", "torch.pow(2.0, {a})"]
 EW_UNARY = [t.replace("{a}", "(torch.tanh({a}) * 2)") if t in EXP_LIKE else t for t in UNARY]
 # Binary templates that need a tensor {b} (Python numbers are not tensors).
-SCALAR_UNFIT = ["maximum", "minimum", "where"]
+SCALAR_UNFIT = ["maximum", "minimum", "where", "clamp({b}"]
+# Integer cases: the share of cat operands that are float inputs (the cat is then a float).
+FLOAT_OPERAND = 0.1
 # Ops autofuse leaves to ATen (an operand computed outside the concat kernel).
 ATEN = ["torch.cumsum({a}, dim=-1)", "torch.flip({a}, [-1])"]
+
+
+def _reduction(r: random.Random, integer: bool) -> str:
+    """A reduction of REDUCTIONS; of integers (mean takes floats only) sum in mean's place."""
+    red = r.choice(REDUCTIONS)
+    return "sum" if integer and red == "mean" else red
 
 
 def _is_scalar(operand: str) -> bool:
@@ -109,6 +125,8 @@ class Case:
         r = start_program(self, seed)
         self.dtype = r.choice(MAIN_DTYPES)
         self.main = self.dtype  # for test_random_graphs._lowest_precision
+        self.int_main = int_case_dtype(seed, "concat")  # None: a float case
+        self.int_names = set()  # integer inputs and values (of an integer case)
         self.has_reduce = False  # the program reduces (for the sweep's summary)
         self.inputs_by_shape: Dict[Tuple[int, ...], List[str]] = {}
         rank = r.choice([1, 2, 2, 3, 3, 3, 4, 4])
@@ -137,14 +155,23 @@ class Case:
 
     # Inputs ---------------------------------------------------------------------------------
 
-    def _input(self, shape: List[int], dtype: Optional[str] = None, layout: bool = True) -> str:
-        """A new input of `shape`: main dtype mostly, in one of several storage layouts."""
+    def _input(self, shape: List[int], dtype: Optional[str] = None, layout: bool = True,
+               integer: Optional[bool] = None) -> str:
+        """A new input of `shape`: main dtype mostly, in one of several storage layouts; an
+        integer one (integer: by default in an integer case) of the main integer dtype mostly."""
         r = self.r
         name = f"x{len(self.args)}"
-        if dtype is None:
+        integer = bool(self.int_main) if integer is None else integer
+        if dtype is None and integer:
+            dtype = self.int_main if r.random() < 0.8 else r.choice(INTS)
+        elif dtype is None:
             dtype = self.dtype if r.random() < 0.8 else r.choice(FLOATS)
+        if dtype in INTS:
+            self.int_names.add(name)
 
         def make(store):
+            if dtype in INTS:
+                return int_values(r, dtype, store)
             return EwCase._special(r, f"torch.randn({list(store)}, dtype={dtype})", store)
 
         roll = r.random() if layout and shape else 0.0
@@ -173,53 +200,64 @@ class Case:
         self.inputs_by_shape.setdefault(tuple(shape), []).append(name)
         return name
 
-    def _side(self, shape: List[int]) -> str:
+    def _side(self, shape: List[int], integer: bool = False) -> str:
         """An operand broadcastable to `shape`: a smaller-rank suffix (cos/sin style), size-1
-        dims, a same-shape input, or a Python scalar."""
+        dims, a same-shape input, or a Python scalar; integer: an integer one."""
         r = self.r
         roll = r.random()
         rank = len(shape)
         if roll < 0.15:
-            return r.choice(["0.5", "2.0", "-1.25"])
+            return r.choice(["3", "-2", "7"] if integer else ["0.5", "2.0", "-1.25"])
         if roll < 0.45 and rank >= 2:
-            return self._input(shape[r.randint(1, rank - 1):])
+            return self._input(shape[r.randint(1, rank - 1):], integer=integer)
         if roll < 0.65:
-            return self._input([1 if r.random() < 0.5 else s for s in shape])
-        have = self.inputs_by_shape.get(tuple(shape))
+            return self._input([1 if r.random() < 0.5 else s for s in shape], integer=integer)
+        have = [n for n in self.inputs_by_shape.get(tuple(shape), []) if (n in self.int_names) is integer]
         if have and r.random() < 0.5:
             return r.choice(have)
-        return self._input(shape)
+        return self._input(shape, integer=integer)
 
     # Program pieces -------------------------------------------------------------------------
 
-    def _emit(self, expr: str) -> str:
+    def _emit(self, expr: str, like: Tuple[str, ...] = ()) -> str:
+        """A new value `expr`; an integer one where `like` (the operands it is computed from, of
+        an integer case) are all integers or Python ints."""
         name = f"v{self.counter}"
         self.counter += 1
         self.lines.append(f"{name} = {expr}")
+        if like and all(n in self.int_names or (_is_scalar(n) and "." not in n) for n in like):
+            self.int_names.add(name)
         return name
 
     def _chain(self, cur: str, shape: List[int], n: int, smooth: bool = False) -> str:
         """n elementwise ops from cur (same shape), their other operands broadcast side inputs.
         smooth: only the reduction fuzzer's continuous, bounded ops (after a reduction)."""
         r = self.r
+        integer = cur in self.int_names  # integer math (no smoothness needed)
         unary, binary = (SMOOTH_UNARY, SMOOTH_BINARY) if smooth else (EW_UNARY, EW_BINARY)
+        if integer:
+            unary, binary = INT_UNARY, INT_BINARY
         for _ in range(n):
             if r.random() < 0.55:
-                cur = self._emit(r.choice(unary).format(a=cur))
+                cur = self._emit(r.choice(unary).format(a=cur), like=(cur,))
             else:
-                other = self._side(shape)
+                other = self._side(shape, integer)
                 if _is_scalar(other):  # templates that take a Python number as {b}
                     ok = [t for t in binary if "{b}." not in t and not any(w in t for w in SCALAR_UNFIT)]
-                    cur = self._emit(r.choice(ok).format(a=cur, b=other))
+                    cur = self._emit(r.choice(ok).format(a=cur, b=other), like=(cur, other))
                     continue
                 a, b = (cur, other) if r.random() < 0.7 else (other, cur)
-                cur = self._emit(r.choice(binary).format(a=a, b=b))
+                cur = self._emit(r.choice(binary).format(a=a, b=b), like=(a, b))
         return cur
 
     def _operand(self, shape: List[int], depth: int) -> str:
-        """A value of exactly `shape` (any float dtype) for a cat operand."""
+        """A value of exactly `shape` (any float dtype; an integer case's: an integer dtype
+        mostly) for a cat operand."""
         r = self.r
         rank = len(shape)
+        if self.int_main and r.random() < FLOAT_OPERAND:
+            x = self._input(shape, integer=False)
+            return self._chain(x, shape, r.choice([0, 1]))
         kind = r.choices(["input", "slice", "rotate", "same", "nested", "reduce", "aten"],
                          [5, 4, 1.5, 1, 1.5 if depth < 2 else 0, 1, 0.5])[0]
         if kind == "same":
@@ -237,13 +275,13 @@ class Case:
             k = r.randint(0, rank)
             m = r.choice([2, 3, 7, 13])
             x = self._input(shape[:k] + [m] + shape[k:])
-            red = r.choice(REDUCTIONS)
+            red = _reduction(r, x in self.int_names)
             self.has_reduce = True
-            cur = self._emit(f"{x}.{red}({_dim_text(r, k, rank + 1)})")
+            cur = self._emit(f"{x}.{red}({_dim_text(r, k, rank + 1)})", like=(x,))
             return self._chain(cur, shape, r.choice([0, 1]), smooth=True)
         if kind == "aten":
             x = self._input(shape)
-            return self._emit(r.choice(ATEN).format(a=x))
+            return self._emit(r.choice(ATEN).format(a=x), like=(x,))
         if kind in ("slice", "rotate"):
             d = rank - 1 if r.random() < 0.6 else r.randrange(rank)
             if kind == "rotate":  # -x[..., h:] of an input twice as wide
@@ -253,14 +291,14 @@ class Case:
                 h = shape[d]
                 a = h if r.random() < 0.5 else 0
                 part = _slice_text(r, x, d, rank, a, a + h)
-                cur = self._emit(f"-{part}")
+                cur = self._emit(f"-{part}", like=(x,))
                 return self._chain(cur, shape, r.choice([0, 0, 1]))
             extra = r.choice([1, 2, 5, 9])
             wide = list(shape)
             wide[d] += extra
             x = self._input(wide)
             a = r.randint(0, extra)
-            cur = self._emit(_slice_text(r, x, d, rank, a, a + shape[d]))
+            cur = self._emit(_slice_text(r, x, d, rank, a, a + shape[d]), like=(x,))
             return self._chain(cur, shape, r.choice([0, 1, 1, 2]))
         x = self._input(shape)
         return self._chain(x, shape, r.choice([0, 1, 1, 2, 3]))
@@ -276,7 +314,8 @@ class Case:
             ops.append(self._operand(sh, depth))
         out = list(shape)
         out[dim] = sum(sizes)
-        return self._emit(f"torch.cat(({', '.join(ops)},), {_dim_text(r, dim, len(shape))})"), out
+        cat = f"torch.cat(({', '.join(ops)},), {_dim_text(r, dim, len(shape))})"
+        return self._emit(cat, like=tuple(ops)), out
 
     def _cat_split(self, shape: List[int], dim: int, depth: int) -> str:
         """A value of `shape` made by a cat along dim of 2-3 pieces (a cat inside a cat)."""
@@ -289,7 +328,8 @@ class Case:
             sh = list(shape)
             sh[dim] = b - a
             ops.append(self._operand(sh, depth))
-        return self._emit(f"torch.cat(({', '.join(ops)},), {_dim_text(r, dim, len(shape))})")
+        cat = f"torch.cat(({', '.join(ops)},), {_dim_text(r, dim, len(shape))})"
+        return self._emit(cat, like=tuple(ops))
 
     def _split_cat(self, shape: List[int], dim: int) -> Tuple[str, List[int]]:
         """Every operand a slice of one shared value t along dim: in order (t's producer can be
@@ -318,21 +358,23 @@ class Case:
                 parts = parts[k:] + parts[:k]
         ops = []
         for a, b in parts:
-            cur = self._emit(_slice_text(r, t, dim, rank, a, b))
+            cur = self._emit(_slice_text(r, t, dim, rank, a, b), like=(t,))
             sh = list(shape)
             sh[dim] = b - a
             if r.random() < 0.3:
-                cur = self._emit(f"-{cur}")
+                cur = self._emit(f"-{cur}", like=(cur,))
             ops.append(self._chain(cur, sh, r.choice([0, 0, 1])))
         if r.random() < 0.3:
             self.outs.append(t)
         out = list(shape)
         out[dim] = sum(b - a for a, b in parts)
         if mode == "order" and r.random() < 0.4:  # rotary: x * cos + cat(...) * sin
-            c = self._emit(f"torch.cat(({', '.join(ops)},), {_dim_text(r, dim, rank)})")
-            cos, sin = self._side(full), self._side(full)
-            return self._emit(f"{x} * {cos} + {c} * {sin}"), out
-        return self._emit(f"torch.cat(({', '.join(ops)},), {_dim_text(r, dim, rank)})"), out
+            c = self._emit(f"torch.cat(({', '.join(ops)},), {_dim_text(r, dim, rank)})", like=tuple(ops))
+            integer = c in self.int_names and x in self.int_names
+            cos, sin = self._side(full, integer), self._side(full, integer)
+            return self._emit(f"{x} * {cos} + {c} * {sin}", like=(x, cos, c, sin)), out
+        cat = f"torch.cat(({', '.join(ops)},), {_dim_text(r, dim, rank)})"
+        return self._emit(cat, like=tuple(ops)), out
 
     def _bool_cat(self, shape: List[int], dim: int) -> Tuple[str, List[int]]:
         """A cat of predicates, consumed by torch.where over two float values."""
@@ -344,13 +386,18 @@ class Case:
             sh[dim] = r.choice(SEG_SIZES)
             out[dim] += sh[dim]
             a = self._operand(sh, 2)
-            b = self._side(sh)
-            ops.append(self._emit(r.choice(PREDICATE).format(a=a, b=a if _is_scalar(b) else b)))
+            b = self._side(sh, a in self.int_names)
+            if a in self.int_names:  # an integer comparison (b: an integer or a Python int)
+                pred = r.choice([t for t in INT_PREDICATE if "{f}" not in t]).format(a=a, b=b)
+            else:
+                pred = r.choice(PREDICATE).format(a=a, b=a if _is_scalar(b) else b)
+            ops.append(self._emit(pred))
         p = self._emit(f"torch.cat(({', '.join(ops)},), {_dim_text(r, dim, len(shape))})")
         if r.random() < 0.3:
             self.outs.append(p)
-        a, b = self._input(out), self._side(out)
-        return self._emit(f"torch.where({p}, {a}, {b})"), out
+        a = self._input(out)
+        b = self._side(out, a in self.int_names)
+        return self._emit(f"torch.where({p}, {a}, {b})", like=(a, b)), out
 
     def _after(self, cur: str, shape: List[int], dim: int) -> Tuple[str, List[int]]:
         """Consumers of the cat: elementwise, transposed, a second cat, reductions."""
@@ -363,22 +410,25 @@ class Case:
             a, b = r.sample(range(rank), 2)
             shape = list(shape)
             shape[a], shape[b] = shape[b], shape[a]
-            cur = self._emit(f"{cur}.transpose({a}, {b}) * {self._side(shape)}")
+            side = self._side(shape, cur in self.int_names)
+            cur = self._emit(f"{cur}.transpose({a}, {b}) * {side}", like=(cur, side))
         if r.random() < 0.2:  # a second consumer of the same value, also an output
             self.outs.append(self._chain(cur, shape, 1))
         if r.random() < 0.1:  # a consumer over a larger space (the value broadcast)
             big = [r.choice([2, 3])] + list(shape)
-            cur = self._emit(f"{cur}.unsqueeze(0) * {self._input(big)}")
+            x = self._input(big, integer=cur in self.int_names)
+            cur = self._emit(f"{cur}.unsqueeze(0) * {x}", like=(cur, x))
             shape, rank, dim = big, rank + 1, dim + 1
         if r.random() < 0.25:  # a cat of the cat's consumer
             d2 = r.randrange(rank)
             roll = r.random()
             if roll < 0.3:
-                other = self._emit(f"{cur} * 0.5")
+                other = self._emit(f"{cur} * {3 if cur in self.int_names else 0.5}", like=(cur,))
                 new = list(shape)
                 new[d2] *= 2
             elif roll < 0.45:  # with its own reduction along d2
-                other = self._emit(f"{cur}.{r.choice(REDUCTIONS)}({_dim_text(r, d2, rank)}, keepdim=True)")
+                red = _reduction(r, cur in self.int_names)
+                other = self._emit(f"{cur}.{red}({_dim_text(r, d2, rank)}, keepdim=True)", like=(cur,))
                 self.has_reduce = True
                 new = list(shape)
                 new[d2] += 1
@@ -389,7 +439,7 @@ class Case:
                 new = list(shape)
                 new[d2] += sh[d2]
             pair = (cur, other) if r.random() < 0.6 else (other, cur)
-            cur = self._emit(f"torch.cat(({pair[0]}, {pair[1]}), {_dim_text(r, d2, rank)})")
+            cur = self._emit(f"torch.cat(({pair[0]}, {pair[1]}), {_dim_text(r, d2, rank)})", like=pair)
             shape = new
             if r.random() < 0.3:
                 self.outs.append(cur)
@@ -405,13 +455,16 @@ class Case:
         self.has_reduce = True
         d = dim if r.random() < 0.5 else r.randrange(rank)
         dt = _dim_text(r, d, rank)
+        integer = cur in self.int_names
         if r.random() < 0.15:
-            return self._emit(f"torch.softmax({cur}, {dt})")
-        red = r.choice(REDUCTIONS)
+            return self._emit(f"torch.softmax({cur}{'.float()' if integer else ''}, {dt})")
+        red = _reduction(r, integer)
         keep = r.random() < 0.5
-        rv = self._emit(f"{cur}.{red}({dt}, keepdim={keep})")
+        rv = self._emit(f"{cur}.{red}({dt}, keepdim={keep})", like=(cur,))
         if keep and r.random() < 0.6:
-            return self._emit(f"{cur} - {rv}" if r.random() < 0.5 else f"{cur} * torch.tanh({rv})")
+            if r.random() < 0.5:
+                return self._emit(f"{cur} - {rv}", like=(cur, rv))
+            return self._emit(f"{cur} * torch.tanh({rv})")
         self.outs.append(cur)
         reduced = shape[:d] + ([1] if keep else []) + shape[d + 1:]
         return self._chain(rv, reduced, r.choice([0, 1]), smooth=True)

@@ -2,15 +2,25 @@
 
 Every case is a deterministic function of its seed: a random base shape, random inputs
 (shapes broadcastable to the base shape; contiguous, transposed, sliced with a step, expanded
-with stride 0, or an offset view; f32/f16/bf16/bool, 0-d tensors; a few NaN/inf/+-0/subnormal/huge entries)
-and a random straight-line program over them (elementwise ops, broadcasts, Python scalars,
+with stride 0, or an offset view; f32/f16/bf16/f64/bool, 0-d tensors; a few
+NaN/inf/+-0/subnormal/huge entries) and a random straight-line program over them (elementwise ops, broadcasts, Python scalars,
 casts, comparisons, where, sometimes an op autofuse leaves to ATen in the middle), returning
 its last value and some intermediates. The program is generated as Python source, so a failure
 prints a self-contained reproducer.
 
+About one seed in five (INT_SHARE, drawn apart from the program so the other seeds keep their
+programs) is an integer case: int64/int32/int16/int8/uint8 inputs (small values, a few hundred,
+or the dtype's whole range, its extremes planted) and integer math mixed into the program
+(INT_UNARY / INT_BINARY: wrapping arithmetic, floor/trunc division, remainder and fmod by
+divisors kept off 0 and -1, bitwise ops, shifts by any amount, clamps, scalars beyond the
+dtype's range), integer comparisons and where, casts between integer dtypes, int -> float
+(casts, true division, mixed int / float operands) and float -> int (clamped into the target's
+range, NaN made 0 first). Rarely (ZERO_DIV) a divisor may be 0: where eager raises its
+ZeroDivisionError, the compiled program must raise it too.
+
 The compiled result must match eager with torch.testing.assert_close's default tolerances for
-the result dtype (equal_nan=True), have eager's dtype and strides, and must not have fallen
-back to eager (no compile error, no run-time fallback).
+the result dtype (equal_nan=True; exact for integer and bool outputs), have eager's dtype and
+strides, and must not have fallen back to eager (no compile error, no run-time fallback).
 
 Why default tolerances hold even for f16/bf16: a case that uses f16/bf16 compiles with
 emulate_precision_casts=True (_config; the reduce and concat fuzzers do the same), where kernels
@@ -45,6 +55,10 @@ SHAPES = [
     (5, 8), (11, 17), (2, 9), (3, 1, 16),
 ]
 FLOATS = ["torch.float32", "torch.float16", "torch.bfloat16", "torch.float64"]
+INTS = ["torch.int64", "torch.int32", "torch.int16", "torch.int8", "torch.uint8"]
+# The share of integer cases, and the main dtype one computes in (int64 and int32 the most).
+INT_SHARE = 0.2
+INT_MAIN = INTS[:2] * 2 + INTS[2:]
 
 # Unary float -> float templates ({a}: the operand).
 UNARY = [
@@ -83,6 +97,103 @@ SELECT = [
     "torch.where({p}, {a}, {b})", "torch.where({p}, {a}, 0.0)", "torch.where({p}, -1.5, {a})",
     "{p}.float() * {a}", "{p}.to({dt}) + {a}", "{p} * {a}",
 ]
+# Integer templates ({a}, {b}: integer operands of any integer dtype, mixed ones promote). Every
+# divisor is kept off 0 (eager raises) and off -1 (INT_MIN // -1 traps in eager's own integer
+# division for int32 / int64); a Python scalar beyond the dtype's range wraps into it (int8 // 300
+# divides by 44, uint8 * -3 multiplies by 253), as eager converts it.
+INT_UNARY = [
+    "-{a}", "torch.abs({a})", "torch.sign({a})", "torch.relu({a})", "{a} + 3", "{a} - 100", "7 - {a}",
+    "{a} * 5", "{a} * -3", "{a} * 1000003", "{a} + 300", "{a} // 3", "{a} // -5", "{a} // 300",
+    "torch.div({a}, 4, rounding_mode='floor')", "torch.div({a}, -3, rounding_mode='trunc')",
+    "{a} % 7", "torch.remainder({a}, -4)", "torch.fmod({a}, 5)", "torch.fmod({a}, -3)",
+    "{a} & 0x5a", "{a} | 9", "{a} ^ -1", "~{a}", "torch.bitwise_not({a})", "{a} << 3", "{a} >> 2",
+    "{a} >> 40", "{a} << 33", "{a} >> -1", "{a} << 7", "torch.clamp({a}, -20, 30)",
+    "torch.clamp({a}, min=3)", "torch.clamp({a}, max=-2)", "torch.clamp_min({a}, 0)",
+    "torch.clamp_max({a}, 50)", "{a}.to(torch.int8)", "{a}.to(torch.uint8)", "{a}.to(torch.int16)",
+    "{a}.int()", "{a}.long()", "{a} * {a}",
+]
+INT_BINARY = [
+    "{a} + {b}", "{a} - {b}", "{a} * {b}", "torch.maximum({a}, {b})", "torch.minimum({a}, {b})",
+    "{a} // (({b} & 15) + 1)", "torch.div({a}, torch.clamp({b}, 1, 50), rounding_mode='trunc')",
+    "torch.div({a}, ({b} & 7) - 9, rounding_mode='floor')", "{a} % (({b} & 7) - 9)",
+    "torch.remainder({a}, ({b} & 15) + 1)", "torch.fmod({a}, torch.clamp({b}, 1, 50))",
+    "torch.fmod({a}, ({b} & 7) - 9)", "{a} & {b}", "{a} | {b}", "{a} ^ {b}", "{a} << {b}",
+    "{a} >> {b}", "{a} << ({b} & 7)", "torch.clamp({a}, min={b})", "torch.clamp({a}, max={b})",
+    "torch.clamp({a}, {b}, {b} + 10)", "{a} * 3 - {b}", "torch.sub({a}, {b}) * {a}",
+]
+# A divisor that may be 0 (never -1): eager raises ZeroDivisionError where one is (ZERO_DIV).
+INT_ZERO_DIV = ["{a} // ({b} & 3)", "torch.remainder({a}, {b} & 1)", "torch.fmod({a}, {b} & 2)",
+                "torch.div({a}, {b} & 3, rounding_mode='trunc')"]
+ZERO_DIV = 0.04  # per integer op of an integer case
+# integer (x integer or float) -> bool.
+INT_PREDICATE = [
+    "{a} > {b}", "{a} <= {b}", "{a} == {b}", "{a} != {b}", "{a} > 3", "{a} < -2", "{a} >= 0",
+    "{a} == 0", "{a}.to(torch.bool)", "({a} & 1) == 1", "{a} < {f}", "{a} == -1",
+]
+# bool (with integers) -> integer.
+INT_SELECT = [
+    "torch.where({p}, {a}, {b})", "torch.where({p}, {a}, -7)", "torch.where({p}, 3, {a})",
+    "{p} * {a}", "{p} + {a}", "{p}.to({it}) - {a}", "{p}.long() << 3",
+    "torch.where({p}, {a}, 0) + {p}.int()",
+]
+# integer (with floats) -> float: casts, true division, mixed operands (promoted to the float).
+INT_TO_FLOAT = [
+    "{a}.float()", "{a}.to(torch.float64)", "{a}.to(torch.float16)", "{a}.to(torch.bfloat16)",
+    "{a} / 3", "{a} / {b}", "{a} * 0.5", "{a} + {f}", "{f} * {a}", "torch.where({a} > 0, {f}, {a})",
+    "torch.sigmoid({a} * 0.01)", "{a}.to({dt}) - {f}", "torch.maximum({f}, {a})",
+]
+# float -> integer: clamped into the target's range and NaN made 0 first (out of range or NaN,
+# the conversion is undefined in C++ and so in eager).
+FLOAT_TO_INT = [
+    "{f}.clamp({lo}, {hi}).nan_to_num().to({it})",
+    "torch.trunc({f} * 10).clamp({lo}, {hi}).nan_to_num().to({it})",
+    "torch.where(torch.isnan({f}), 0.0, {f}.clamp({lo}, {hi})).to({it})", "({f} > 0).to({it})",
+    "torch.floor({f}.clamp({lo}, {hi})).nan_to_num().to({it}) + 1",
+]
+# The range a float is clamped into before its conversion to each integer dtype: inside it, and
+# exactly representable in every float dtype (f16 reaches 65504).
+CAST_BOUNDS = {"torch.int64": (-60000, 60000), "torch.int32": (-60000, 60000),
+               "torch.int16": (-30000, 30000), "torch.int8": (-128, 127), "torch.uint8": (0, 255)}
+INT_ATEN = ["torch.cumsum({a}, dim=-1)", "torch.flip({a}, [-1])", "{a} - {a}.sum(-1, keepdim=True)",
+            "{a}.amax(-1, keepdim=True) * {a}"]
+INT_LIMITS = {"torch.int64": (-2**63, 2**63 - 1), "torch.int32": (-2**31, 2**31 - 1),
+              "torch.int16": (-2**15, 2**15 - 1), "torch.int8": (-128, 127), "torch.uint8": (0, 255)}
+
+
+def int_case_dtype(seed: int, salt: str):
+    """The main integer dtype of an integer case (about INT_SHARE of the seeds), or None. Drawn from
+    a generator of its own (seeded by `salt` and the seed) so that the programs of the other
+    seeds stay what they were before integer cases."""
+    r = random.Random(f"{salt} int {seed}")
+    return r.choice(INT_MAIN) if r.random() < INT_SHARE else None
+
+
+def int_values(r, dtype: str, shape) -> str:
+    """Source making integer values of `dtype` and `shape`: small ones (zeros, shift amounts), a
+    few hundred (int8 / uint8 wrap) or the dtype's whole range (products wrap), sometimes with
+    the dtype's extremes and -1 / 0 planted (test_random_graphs._plant)."""
+    lo, hi = INT_LIMITS[dtype]
+    a, b = r.choice([(-6, 7), (-6, 7), (-300, 301), (lo, hi)])
+    a, b = max(a, lo), min(b, hi)
+    make = f"torch.randint({a}, {b}, {list(shape)}, dtype={dtype})"
+    if shape and r.random() < 0.3:
+        vals = r.sample([lo, hi, 0, max(lo, -1), 1], 2)
+        make = f"_plant({make}, {vals})"
+    return make
+
+
+def int_to_int(r, a: str, b: str) -> str:
+    """An integer op of integer values a and b (b may be a, or None: unary only)."""
+    if b is None or r.random() < 0.5:
+        return r.choice(INT_UNARY).format(a=a)
+    return r.choice(INT_BINARY).format(a=a, b=b)
+
+
+def float_to_int(r, f: str, it: str) -> str:
+    lo, hi = CAST_BOUNDS[it]
+    return r.choice(FLOAT_TO_INT).format(f=f, it=it, lo=lo, hi=hi)
+
+
 # Ops autofuse leaves to ATen, splitting the fused region ({L}: the last dim).
 ATEN = [
     "torch.cumsum({a}, dim=-1)", "torch.flip({a}, [-1])", "{a} - {a}.sum(-1, keepdim=True)",
@@ -110,14 +221,18 @@ class Case:
         r = random.Random(seed)
         self.shape = r.choice(SHAPES)
         self.main = r.choice(FLOATS[:1] * 2 + FLOATS[1:])
+        self.int_main = int_case_dtype(seed, "elementwise")  # None: a float case
+        self.must_out = []  # values that must be outputs
         self.lines = []
         self.args = []
         self.input_lines = []
-        pool = []  # (name, kind) with kind "f" (float) or "b" (bool)
+        pool = []  # (name, kind) with kind "f" (float), "b" (bool) or "i" (integer)
         for k in range(r.randint(1, 4)):
             name, kind = self._input(r, k)
             pool.append((name, kind))
-        if not any(kd == "f" for _, kd in pool):
+        if self.int_main and not any(kd == "i" for _, kd in pool):
+            pool.append(self._input(r, len(self.args), force_int=True))
+        if not any(kd in "fi" for _, kd in pool):
             name, kind = self._input(r, len(self.args), force_float=True)
             pool.append((name, kind))
         need_w = False
@@ -130,6 +245,11 @@ class Case:
             def pick_f():
                 return r.choice(recent) if r.random() < 0.6 else r.choice(fl)
 
+            if self.int_main and (not fl or r.random() < 0.6):  # integer cases only
+                expr, kind = self._int_op(r, i, [n for n, kd in pool if kd == "i"], fl, bl)
+                self.lines.append(f"v{i} = {expr}")
+                pool.append((f"v{i}", kind))
+                continue
             roll = r.random()
             if roll < 0.05 and i > 0:
                 expr = r.choice(ATEN)
@@ -158,7 +278,7 @@ class Case:
         computed = [n for n, _ in pool if n.startswith("v")]
         outs = [computed[-1]]
         for n in computed[:-1]:
-            if r.random() < 0.3:
+            if r.random() < 0.3 or n in self.must_out:
                 outs.append(n)
         if r.random() < 0.1:
             outs.append(r.choice(self.args))
@@ -166,7 +286,38 @@ class Case:
             outs.append(f"torch.broadcast_to({r.choice(computed)}, {list(self.shape)}).transpose(0, 1)")
         define_program(self, outs, f"fuzz case {seed}")
 
-    def _input(self, r, k, force_float=False):
+    def _int_op(self, r, i, il, fl, bl):
+        """(expr, kind) of one op of an integer case: integer math, comparisons, where, casts
+        between integers and floats (il, fl, bl: the integer, float and bool values so far)."""
+        def pick(values):
+            return r.choice(values[-3:]) if r.random() < 0.6 else r.choice(values)
+
+        def fill(templates, **kw):
+            usable = [t for t in templates if ("{f}" not in t or fl) and ("{p}" not in t or bl)]
+            return r.choice(usable).format(**kw)
+
+        it = self.int_main if r.random() < 0.7 else r.choice(INTS)
+        a, b = pick(il), pick(il)
+        f, p = (pick(fl) if fl else None), (r.choice(bl) if bl else None)
+        roll = r.random()
+        if roll < 0.03 and i > 0:
+            return r.choice(INT_ATEN).format(a=a), "i"
+        if roll < 0.50:
+            if r.random() < ZERO_DIV:  # an output (a dead one is no error in a compiled graph)
+                self.must_out.append(f"v{i}")
+                return r.choice(INT_ZERO_DIV).format(a=a, b=b), "i"
+            return int_to_int(r, a, b), "i"
+        if roll < 0.62:
+            return fill(INT_PREDICATE, a=a, b=b, f=f), "b"
+        if roll < 0.70 and bl:
+            return fill(INT_SELECT, a=a, b=b, p=p, it=it), "i"
+        if roll < 0.84:
+            return fill(INT_TO_FLOAT, a=a, b=b, f=f, dt=self.main), "f"
+        if roll < 0.94 and fl:
+            return float_to_int(r, f, it), "i"
+        return int_to_int(r, a, b), "i"
+
+    def _input(self, r, k, force_float=False, force_int=False):
         name = f"x{k}"
         rank = len(self.shape)
         roll = r.random()
@@ -179,7 +330,9 @@ class Case:
         else:  # 0-d
             shape = []
         kind = "f"
-        if not force_float and r.random() < 0.1:
+        if self.int_main and (force_int or (not force_float and r.random() < 0.6)):
+            dtype, kind = (self.int_main if r.random() < 0.75 else r.choice(INTS)), "i"
+        elif not force_float and r.random() < 0.1:
             dtype, kind = "torch.bool", "b"
         elif r.random() < 0.8:
             dtype = self.main
@@ -187,6 +340,8 @@ class Case:
             dtype = r.choice(FLOATS)
         if kind == "b":
             make = f"(torch.randn({shape}) > 0)"
+        elif kind == "i":
+            make = int_values(r, dtype, shape)
         else:
             make = self._special(r, f"torch.randn({shape}, dtype={dtype})", shape)
         layout = r.random()
@@ -238,6 +393,17 @@ class Case:
         return f"# seed {self.seed}, shape {self.shape}\n{self.make_source}\n{self.source}"
 
 
+def check_zero_division(compiled, args, ctx):
+    """Where eager raised its ZeroDivisionError (an integer division, remainder or fmod by 0: the
+    ZERO_DIV templates), the compiled program raises it too."""
+    try:
+        compiled(*args)
+    except RuntimeError as err:
+        assert "ZeroDivisionError" in str(err), f"raised {err!r}, eager ZeroDivisionError\n{ctx}"
+        return
+    raise AssertionError(f"returned where eager raises ZeroDivisionError\n{ctx}")
+
+
 def _plant(t, values):
     """t with `values` written at a few deterministic positions (flat order)."""
     t = t.clone()
@@ -278,12 +444,23 @@ def _config(case):
 def run_case(seed):
     case = Case(seed)
     args = case.inputs()
-    expected = case.fn(*args)
-    autofuse.reset_records()
     low = _lowest_precision(case)
     config = _config(case)
-    got = compile_fn(case.fn, config)(*[a for a in args])
     ctx = case.repro() + ("\n# compiled with CompilerConfig(emulate_precision_casts=True)" if config else "")
+    try:
+        expected = case.fn(*args)
+    except RuntimeError as err:  # an integer division by 0 (ZERO_DIV)
+        if "ZeroDivisionError" not in str(err):
+            raise
+        expected = None
+    if expected is None and inductor_frontend():
+        return None  # Inductor's C++ divides integers unchecked (SIGFPE), its own plain graphs too
+    autofuse.reset_records()
+    if expected is None:  # compiled, it raises too; then only the records are checked
+        check_zero_division(compile_fn(case.fn, config), args, ctx)
+        got = expected = ()
+    else:
+        got = compile_fn(case.fn, config)(*[a for a in args])
     if inductor_frontend():  # AUTOFUSE_FRONTEND=inductor (make fuzz)
         return check_fuzz_case_through_inductor(
             case.fn, args, got, expected, ctx,

@@ -16,12 +16,20 @@ returning the last value, some intermediates and sums of the reduced values (ext
 reductions). The program is generated as Python source: a failure prints a self-contained
 reproducer (seed, input makers, program).
 
-Checks: results equal eager at torch.testing.assert_close's default tolerances (equal_nan), the
-graph was not left to eager (no compile error / run-time fallback), and every reduction of the
-graph ran inside a generated kernel, except those the reduction scheduler documents as
-unsupported (docs/schedule.md: reduced dims that do not merge into one innermost dim; their
-opaque step says "no reduction schedule"); a case whose program reduces something must produce
-at least one kernel holding a reduce, so the fuzzer never compares eager with eager.
+About one seed in five is an integer case (test_random_graphs.int_case_dtype): integer inputs
+(int64 / int32 mostly, int16 / int8 / uint8; small values or the dtype's whole range), integer
+chains (test_random_graphs.INT_UNARY / INT_BINARY) around integer reductions (sum and prod, which
+return int64 and wrap, amax / amin, any / all), their results broadcast back or consumed with
+integer ops, and sometimes a conversion to a float dtype (TO_FLOAT: `(x & 31).to(dt) - 15.5`,
+exact in any summation order) after which the program continues with the float blocks above.
+
+Checks: results equal eager at torch.testing.assert_close's default tolerances (equal_nan; exact
+for integer and bool outputs), the graph was not left to eager (no compile error / run-time
+fallback), and every reduction of the graph ran inside a generated kernel, except those the
+reduction scheduler documents as unsupported (docs/schedule.md: reduced dims that do not merge
+into one innermost dim; their opaque step says "no reduction schedule"); a case whose program
+reduces something must produce at least one kernel holding a reduce, so the fuzzer never
+compares eager with eager.
 
     AUTOFUSE_FUZZ_CASES=N   number of cases (default 40)
     AUTOFUSE_FUZZ_SEED=S    first seed (default 0)
@@ -39,7 +47,8 @@ import torch.nn.functional as F  # noqa: F401  (used by the generated programs)
 import autofuse
 from autofuse._C import StepKind
 from helpers import check_fuzz_case_through_inductor, compile_fn, inductor_frontend, mixed_f64_tolerance, node_names
-from test_random_graphs import _config, _fake_strides, _lowest_precision, define_program
+from test_random_graphs import INTS, _config, _fake_strides, _lowest_precision, _plant, define_program
+from test_random_graphs import int_case_dtype, int_to_int, int_values
 
 CASES = int(os.environ.get("AUTOFUSE_FUZZ_CASES", "40"))
 FIRST_SEED = int(os.environ.get("AUTOFUSE_FUZZ_SEED", "0"))
@@ -68,6 +77,22 @@ ON_REDUCED = ["torch.tanh({r}) * 2 + 1", "{r} * {r}", "torch.sigmoid({r}) - 0.5"
               "{r} / 7.0"]
 REDUCTIONS = ["sum", "mean", "amax", "amin", "any", "all", "prod"]
 REDUCTION_WEIGHTS = [5, 4, 3, 2, 1, 1, 0.4]
+# Integer cases: reductions of integer values (sum / prod give int64), how a keepdim result r is
+# broadcast back over the rows of a, how it is consumed on its reduced shape (divisors off 0 and
+# -1, as in test_random_graphs), and the conversions to a float dtype {dt}.
+INT_REDUCTIONS = ["sum", "amax", "amin", "prod", "any", "all"]
+INT_REDUCTION_WEIGHTS = [5, 3, 3, 1.5, 1, 1]
+INT_BACK = ["{a} - {r}", "{a} * {r}", "torch.maximum({a}, {r})", "{a} // (({r} & 15) + 1)", "{a} ^ {r}",
+            "torch.where({a} > {r}, {a}, {r})", "{r} - {a} * 3", "torch.remainder({a}, ({r} & 7) + 2)"]
+INT_ON_REDUCED = ["{r} * {r}", "-{r}", "{r} % 7", "{r} >> 3", "({r} & 255).to(torch.uint8)",
+                  "{r} + 1000", "torch.clamp({r}, -50, 50)", "torch.abs({r})"]
+# Each conversion gives multiples of 1/2 or 1/4 of a small magnitude, centred on 0: sums of
+# them are exact in any order (in f32, over the longest rows), so a float block after it sees
+# the same values as eager. (Inexact values there, a tanh of whole-range integers or x % 201 / 10
+# of a narrow range, gave mean-subtracting blocks whose 1-ulp f32 reduction-order differences
+# cancelled into errors above the float64 oracle's bound: seeds 278 and 309 before this.)
+TO_FLOAT = ["({a} & 31).to({dt}) - 15.5", "(({a} % 21).to({dt}) - 10) / 4", "({a} & 63).float() - 31.5",
+            "({a} % 97).to(torch.float64) - 48"]
 
 
 def start_program(case, seed: int) -> random.Random:
@@ -90,6 +115,8 @@ class Case:
         self.dtype = r.choice(MAIN_DTYPES)
         self.main = self.dtype  # for test_random_graphs._lowest_precision
         self.reduces_something = False  # some reduction over a dim of size > 1
+        self.int_main = int_case_dtype(seed, "reduce")  # None: a float case
+        self.int_names = set()  # the integer inputs and values of an integer case
         # inputs: x (main), optional y (full), w ([L]), c ([..., 1])
         self._input("x", list(self.shape), transposable=True)
         self.side: List[str] = []
@@ -103,10 +130,13 @@ class Case:
             self._input("c", list(self.shape[:-1]) + [1])
             self.side.append("c")
         cur = "x"
-        cur = self._elementwise_chain(cur, r.randint(0, 3))
-        for _ in range(1 if r.random() < 0.65 else 2):
-            cur = self._block(cur)
-            cur = self._elementwise_chain(cur, r.randint(0, 2))
+        if self.int_main:
+            cur = self._int_program(cur)
+        else:
+            cur = self._elementwise_chain(cur, r.randint(0, 3))
+            for _ in range(1 if r.random() < 0.65 else 2):
+                cur = self._block(cur)
+                cur = self._elementwise_chain(cur, r.randint(0, 2))
         self.outs.insert(0, cur)
         define_program(self, self.outs, f"reduce fuzz case {seed}")
 
@@ -114,6 +144,18 @@ class Case:
 
     def _input(self, name: str, shape: List[int], transposable: bool = False) -> None:
         r = self.r
+        if self.int_main and (name == "x" or r.random() < 0.85):  # an integer input
+            dtype = self.int_main if r.random() < 0.8 else r.choice(INTS)
+            self.int_names.add(name)
+            store = list(shape)
+            if transposable and len(shape) >= 2 and r.random() < 0.25:
+                store[0], store[1] = store[1], store[0]
+                expr = f"{int_values(r, dtype, store)}.transpose(0, 1)"
+            else:
+                expr = int_values(r, dtype, store)
+            self.input_lines.append(f"{name} = {expr}")
+            self.args.append(name)
+            return
         dtype = self.dtype if r.random() < 0.85 else r.choice(MAIN_DTYPES)
         scale = r.choice(["", "", "", " * 0.1", " * 4.0"])
         if transposable and len(shape) >= 2 and r.random() < 0.25:
@@ -134,11 +176,12 @@ class Case:
         self.lines.append(f"{name} = {expr}")
         return name
 
-    def _operand(self, cur: str) -> str:
+    def _operand(self, cur: str, integer: bool = False) -> str:
+        """cur, a side input or a recent full-size value: of cur's kind in an integer case."""
         r = self.r
         pool = [cur] + self.side + [f"v{k}" for k in range(max(0, self.counter - 3), self.counter)
                                     if f"v{k}" in self.full]
-        return r.choice(pool)
+        return r.choice([n for n in pool if (n in self.int_names) == integer])
 
     @property
     def full(self) -> List[str]:
@@ -159,6 +202,10 @@ class Case:
                 cur = self._emit(r.choice(BINARY).format(a=cur, b=self._operand(cur)))
             self._mark_full(cur)
         return cur
+
+    def _float_w(self) -> bool:
+        """Whether w is a float input (a norm's weight; an integer case's w is an integer)."""
+        return "w" in self.side and "w" not in self.int_names
 
     def _dims(self) -> Tuple[object, str]:
         """A random reduction dim spec: an int or a tuple (as source) and a label."""
@@ -191,13 +238,13 @@ class Case:
             return self._mark_full(self._emit(f"torch.{kind}({cur}, {dim})"))
         if kind == "layer_norm":
             self._note_reduce(-1)
-            if "w" in self.side and r.random() < 0.6:
+            if self._float_w() and r.random() < 0.6:
                 return self._mark_full(self._emit(
                     f"F.layer_norm({cur}, ({L},), w.to({cur}.dtype), (w * 0.5).to({cur}.dtype))"))
             return self._mark_full(self._emit(f"F.layer_norm({cur}, ({L},))"))
         if kind == "rms":
             self._note_reduce(-1)
-            wmul = " * w" if "w" in self.side and r.random() < 0.6 else ""
+            wmul = " * w" if self._float_w() and r.random() < 0.6 else ""
             ms = self._emit(f"{cur}.pow(2).mean(-1, keepdim=True)")
             if r.random() < 0.4:
                 self.outs.append(self._emit(f"{ms}.sum()"))
@@ -259,11 +306,75 @@ class Case:
             return self._mark_full(self._emit(f"{cur} - {rv}.unsqueeze({dims})"))
         return cur
 
+    # Integer cases ------------------------------------------------------------------------------
+
+    def _int_program(self, cur: str) -> str:
+        """An integer case's program from the integer input cur: integer chains and reductions,
+        maybe a conversion to a float dtype (TO_FLOAT) and float blocks after it."""
+        r = self.r
+        cur = self._int_chain(cur, r.randint(0, 3))
+        for _ in range(1 if r.random() < 0.65 else 2):
+            if cur in self.int_names and r.random() < 0.3:  # on in a float dtype
+                cur = self._mark_full(self._emit(r.choice(TO_FLOAT).format(a=cur, dt=self.dtype)))
+            if cur in self.int_names:
+                cur = self._int_block(cur)
+                cur = self._int_chain(cur, r.randint(0, 2))
+            else:
+                cur = self._block(cur)
+                cur = self._elementwise_chain(cur, r.randint(0, 2))
+        return cur
+
+    def _emit_int(self, expr: str) -> str:
+        name = self._emit(expr)
+        self.int_names.add(name)
+        return name
+
+    def _int_chain(self, cur: str, n: int) -> str:
+        for _ in range(n):
+            other = self._operand(cur, integer=True)
+            cur = self._mark_full(self._emit_int(int_to_int(self.r, cur, other)))
+        return cur
+
+    def _int_block(self, cur: str) -> str:
+        """An integer reduction of cur, broadcast back over its rows or consumed reduced."""
+        r = self.r
+        red = r.choices(INT_REDUCTIONS, INT_REDUCTION_WEIGHTS)[0]
+        dims = self._dims()
+        if red in ("any", "all", "prod") and isinstance(dims, tuple):  # one dim only
+            dims = dims[-1]
+        keep = r.random() < 0.55
+        self._note_reduce(dims)
+        is_bool = red in ("any", "all")
+        if is_bool:  # of a predicate (of a uint8 tensor eager's any / all give uint8, left to ATen)
+            k = r.choice(["0", "3", "-2", "100"])
+            src = r.choice([f"({cur} > {k})", f"(({cur} & 1) == 1)", f"{cur}.bool()"])
+        elif red == "prod":  # +-1, or 1 .. 4 over a few elements (wraps either way)
+            src = f"(({cur} & 3) + 1)" if self._reduced_size(dims) <= 30 else f"(({cur} & 1) * 2 - 1)"
+        else:
+            src = cur
+        rv = self._emit_int(f"{src}.{red}({dims}, keepdim={keep})")
+        if keep:
+            if is_bool:
+                return self._mark_full(self._emit_int(f"torch.where({rv}.bool(), {cur}, -{cur} // 2)"))
+            if r.random() < 0.3:
+                self.outs.append(self._emit_int(f"{rv}.sum()"))
+            return self._mark_full(self._emit_int(r.choice(INT_BACK).format(a=cur, r=rv)))
+        if is_bool:
+            o = self._emit_int(f"torch.where({rv}.bool(), 1, -2) + {rv}.int()")
+        else:
+            o = self._emit_int(r.choice(INT_ON_REDUCED).format(r=rv))
+            if r.random() < 0.4:
+                o = self._emit_int(f"{o}.sum()")
+        self.outs.append(o)
+        if not isinstance(dims, tuple) and r.random() < 0.5 and not is_bool:
+            return self._mark_full(self._emit_int(f"{cur} - {rv}.unsqueeze({dims})"))
+        return cur
+
     # Running ------------------------------------------------------------------------------------
 
     def inputs(self) -> List[torch.Tensor]:
         torch.manual_seed(self.seed)
-        scope = {"torch": torch}
+        scope = {"torch": torch, "_plant": _plant}
         exec(self.make_source, scope)
         return [scope[a] for a in self.args]
 
@@ -293,7 +404,7 @@ def _reduce_placement(recs) -> Tuple[int, int, List[str]]:
                     if "no reduction schedule" in str(why):
                         unsupported += 1
                     else:
-                        problems.append(f"{o} in a {kind} step: {why}")
+                        problems.append(f"{o} in a {st.kind} step: {why}")
         for o in sorted(reduces - placed):
             problems.append(f"{o} in no step")
     return in_kernels, unsupported, problems
@@ -326,8 +437,8 @@ def _assert_matches(g: torch.Tensor, e: torch.Tensor, exact: torch.Tensor, low, 
         return
     except AssertionError as first:
         err = first
-    if g.dtype == torch.bool or g.shape != e.shape or g.dtype != e.dtype:
-        raise AssertionError(f"{what}: {err}")
+    if not g.dtype.is_floating_point or g.shape != e.shape or g.dtype != e.dtype:
+        raise AssertionError(f"{what}: {err}")  # bool and integer outputs: exactly eager's
     rtol, atol = {torch.float32: (1.3e-6, 1e-5), torch.float16: (1e-3, 1e-5),
                   torch.bfloat16: (1.6e-2, 1e-5)}.get(e.dtype, (0.0, 0.0))
     gd, ed = g.double(), e.double()
