@@ -128,24 +128,41 @@ class Case:
 
 
 def compare(case: Case, variant: str, what: str, got: torch.Tensor, expected: torch.Tensor,
-            fp64: Optional[torch.Tensor] = None) -> None:
-    """Records the max error against eager and whether the result is accepted: fp32 by
-    assert_close at its default tolerance; bf16 (`fp64`: the model run in float64) by PyTorch's
-    own accuracy check for compiled models (torch._dynamo.utils.same, as its benchmark suites
-    use it: the RMSE against the fp64 result at most a small multiple of eager's, tol 1e-2).
-    Eager rounds every op's result to bf16 where a fused kernel keeps fp32 between ops, so
+            fp64: Optional[torch.Tensor] = None, tol: float = 1e-2) -> None:
+    """Records the max error against eager and whether the result is accepted: by assert_close
+    at its default tolerance, or else, given `fp64` (the model run in float64), by PyTorch's own
+    accuracy check for compiled models (torch._dynamo.utils.same, as its benchmark suites use
+    it: the RMSE against the fp64 result at most a small multiple of eager's, within `tol`).
+    bf16: eager rounds every op's result to bf16 where a fused kernel keeps fp32 between ops, so
     eager is no closer to the true value than a compiled model; assert_close fails on every
-    bf16 model for Inductor as for us."""
+    bf16 model for Inductor as for us. fp32 convolutional networks: a convolution run
+    channels-last (Inductor's layout, and ours where it is faster) sums in another order than
+    NCHW; over 50 layers that differs from eager beyond assert_close's 1e-5 (eager itself run
+    channels-last does too), so eager is no closer to the true value either."""
     err = (got.double() - expected.double()).abs().max().item() if got.numel() else 0.0
     case.max_error[variant] = max(case.max_error.get(variant, 0.0), err)
-    if fp64 is not None:
-        if not torch._dynamo.utils.same(expected, got, fp64_ref=fp64, tol=1e-2, log_error=lambda *a: None):
-            case.mismatches.append(f"{variant} {what}: RMSE vs fp64 beyond eager's (max abs vs eager {err:.3g})")
-        return
     try:
         torch.testing.assert_close(got, expected)
+        return
     except AssertionError as e:
-        case.mismatches.append(f"{variant} {what}: {str(e).splitlines()[0]} (max abs {err:.3g})")
+        why = f"{str(e).splitlines()[0]} (max abs {err:.3g})"
+    if fp64 is not None:
+        if torch._dynamo.utils.same(expected, got, fp64_ref=fp64, tol=tol, log_error=lambda *a: None):
+            return
+        why = f"RMSE vs fp64 beyond eager's (max abs vs eager {err:.3g})"
+    case.mismatches.append(f"{variant} {what}: {why}")
+
+
+def float64_reference(model: torch.nn.Module, kw: Dict[str, torch.Tensor],
+                      train: bool) -> Tuple[torch.Tensor, Dict[str, torch.Tensor]]:
+    """The output of `model` run in float64 on `kw` (after one training step when `train`) and
+    its parameters' gradients by name (train)."""
+    ref = copy.deepcopy(model).double()
+    kw64 = {k: (t.double() if t.is_floating_point() else t) for k, t in kw.items()}
+    with torch.enable_grad() if train else torch.no_grad():
+        out = train_step(forward, ref, kw64) if train else forward(ref, kw64)
+    grads = {n: p.grad for n, p in ref.named_parameters() if p.grad is not None}
+    return out.detach(), grads
 
 
 def compiled_fn(variant: str, dynamic: bool, options: Optional[dict] = None) -> Callable:
@@ -188,12 +205,11 @@ def run_case(name: str, config: str, with_breakdown: bool) -> Case:
             return train_step(fns[v], mods[v], kw) if train else fns[v](mods[v], kw)
 
     expected = call("eager")
-    fp64 = None
-    if config == "bf16":
-        with torch.no_grad():
-            ref = copy.deepcopy(mods["eager"]).double()
-            fp64 = forward(ref, {k: (t.double() if t.is_floating_point() else t) for k, t in kw.items()})
-        del ref
+    # The float64 oracle: for bf16, and for the convolutional networks (their convolutions'
+    # layouts change fp32 summation orders; compare()).
+    fp64, fp64_grads, tol = None, {}, 1e-2 if config == "bf16" else 1e-4
+    if config == "bf16" or models.family(name) == "vision":
+        fp64, fp64_grads = float64_reference(mods["eager"], kw, train)
     for v in VARIANTS[1:]:
         progress(f"{name} {config}: compiling {v}")
         before = autofuse.stats()["cxx_compiles"]
@@ -207,14 +223,14 @@ def run_case(name: str, config: str, with_breakdown: bool) -> Case:
         if v == "af-inductor":
             case.groups = [g for r in irecs for g in r.groups]
             case.fallbacks += [f"{r.name} (af-inductor): {r.fallback}" for r in irecs if r.fallback]
-        compare(case, v, "output", got, expected, fp64)
+        compare(case, v, "output", got, expected, fp64, tol)
         if train:
             for (pn, pe), pg in zip(mods["eager"].named_parameters(), mods[v].parameters()):
                 if pe.grad is not None or pg.grad is not None:
                     if pe.grad is None or pg.grad is None:
                         case.mismatches.append(f"{v} grad {pn}: missing")
                     else:
-                        compare(case, v, f"grad {pn}", pg.grad, pe.grad)
+                        compare(case, v, f"grad {pn}", pg.grad, pe.grad, fp64_grads.get(pn), tol)
     progress(f"{name} {config}: timing")
     timed = {v: (lambda v=v: call(v)) for v in VARIANTS}
     case.rounds = rounds_for(timed, BUDGET_S, 5, 400)

@@ -36,6 +36,10 @@ class CompilerConfig:
                                             in inference kept across calls until a write reaches
                                             the weight, in training packed per call where that
                                             pays (packed_linear.py); on by default.
+      channels_last    AUTOFUSE_CHANNELS_LAST a graph with 2-d convolutions runs them, and the
+                                            vector work between them, channels-last
+                                            (channels_last.py; Inductor's layout optimization);
+                                            on by default.
       isa              AUTOFUSE_ISA         the kernels' vector ISA: avx512, avx2 or scalar, one
                                             the host runs ("" = the host's best); a way to test
                                             every kernel path on one machine.
@@ -87,6 +91,7 @@ class CompilerConfig:
     fallback_on_error: bool = True
     tune: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_TUNE", False))
     pack_weights: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_PACK_WEIGHTS", True))
+    channels_last: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_CHANNELS_LAST", True))
     isa: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_ISA"))
     sanitize: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_SANITIZE"))
     target: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_TARGET"))

@@ -1,0 +1,141 @@
+"""Convolutions channels-last (channels_last.py): a graph with 2-d convolutions runs them, and the
+vector work between them, in the channels-last layout; results, gradients and the strides a
+caller sees equal eager's, and a backward reads its forward's saved values in their layout
+without falling back."""
+
+import copy
+
+import pytest
+import torch
+
+import autofuse
+from autofuse import CompilerConfig
+from autofuse._C import StepKind
+from helpers import compile_fn
+
+
+class Block(torch.nn.Module):
+    """A ResNet stage boundary: conv-BN-ReLU, 1 x 1 conv-BN + residual-ReLU at 28 x 28 (channels-last),
+    then a stride-2 convolution to 14 x 14 (NCHW: faster there), then a head that flattens."""
+
+    def __init__(self, c: int = 8, flatten: bool = False):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, c, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(c)
+        self.conv2 = torch.nn.Conv2d(c, c, 1, bias=True)  # its weight's gradient: a view restores it
+        self.bn2 = torch.nn.BatchNorm2d(c)
+        self.down = torch.nn.Conv2d(c, c, 1, stride=2)
+        self.flatten = flatten
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)) + y)
+        y = torch.sigmoid(self.down(y)) * y[:, :, ::2, ::2]
+        return y.view(y.shape[0], -1) if self.flatten else y
+
+
+def _graphs(fn):
+    with autofuse.collect_records() as recs:
+        out = fn()
+    return out, recs
+
+
+def _conv_layouts(rec) -> list:
+    """Per convolution (or its backward) of the record's graph: whether it reads its
+    activations channels-last."""
+    convs = [n.fx for n in rec.translation.nodes
+             if n.fx is not None and n.fx.target in (torch.ops.aten.convolution.default,
+                                                     torch.ops.aten.convolution_backward.default)]
+    return [c.args[0].meta["val"].is_contiguous(memory_format=torch.channels_last) for c in convs]
+
+
+@pytest.mark.parametrize("flatten", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_inference_runs_channels_last_and_keeps_eager_strides(dtype, flatten):
+    torch.manual_seed(0)
+    m = Block(flatten=flatten).eval().to(dtype)
+    x = torch.randn(2, 3, 28, 28, dtype=dtype)
+    with torch.no_grad():
+        want = m(x)
+        got, recs = _graphs(lambda: compile_fn(m)(x))
+    torch.testing.assert_close(got, want)
+    assert got.stride() == want.stride()
+    (rec,) = recs
+    assert rec.fallback == ""
+    assert _conv_layouts(rec) == [True, True, False]  # 28 x 28 outputs channels-last, 14 x 14 not
+    # The normalize/residual/ReLU kernels between the convolutions store channels-last.
+    stores = [rec.translation.nodes[i] for s in rec.steps if s.kind == StepKind.kernel for i in s.ops]
+    assert any(len(n.type.shape) == 4 and n.type.strides[1] == 1 for n in stores)
+
+
+def test_off_keeps_the_eager_layout():
+    torch.manual_seed(0)
+    m = Block().eval()
+    x = torch.randn(2, 3, 28, 28)
+    with torch.no_grad():
+        want = m(x)
+        got, recs = _graphs(lambda: compile_fn(m, CompilerConfig(channels_last=False))(x))
+    torch.testing.assert_close(got, want)
+    assert _conv_layouts(recs[0]) == [False, False, False]
+
+
+def test_channels_last_input_needs_no_copy():
+    torch.manual_seed(0)
+    m = Block().eval()
+    x = torch.randn(2, 3, 28, 28).contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        want = m(x)
+        got, recs = _graphs(lambda: compile_fn(m)(x))
+    torch.testing.assert_close(got, want)
+    assert got.stride() == want.stride()
+    fx = [n for n in recs[0].translation.nodes if n.fx is not None]
+    assert not any(n.fx.kwargs.get("memory_format") == torch.channels_last for n in fx)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_training_step_matches_eager_without_fallback(dtype):
+    torch.manual_seed(0)
+    m = Block(flatten=True).train().to(dtype)
+    ref = copy.deepcopy(m)
+    x = torch.randn(2, 3, 28, 28, dtype=dtype)
+    compiled = compile_fn(m)
+
+    def step(model):
+        out = model(x)
+        (out.float() ** 2).mean().backward()
+        return out
+
+    want = step(ref)
+    got, recs = _graphs(lambda: step(compiled))
+    tol = {} if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}
+    torch.testing.assert_close(got, want, **tol)
+    for (name, p), q in zip(m.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, **tol, msg=lambda s: f"{name}: {s}")
+        assert p.grad.stride() == q.grad.stride(), name
+    for b, c in zip(m.buffers(), ref.buffers()):
+        torch.testing.assert_close(b, c, **tol)
+    assert [r.tag for r in recs] == ["fw", "bw"]
+    assert all(r.fallback == "" for r in recs), [r.fallback for r in recs]
+    assert _conv_layouts(recs[0]) == [True, True, False]
+    assert sorted(_conv_layouts(recs[1])) == [False, True, True]
+    # The backward ran its own kernels: its inputs had the layout it was compiled for.
+    assert all(r.runner is not None and not r.runner._warned and not r.runner.broken for r in recs)
+
+
+def test_backward_without_convolutions_reads_channels_last_values():
+    # The convolution's weight is frozen: the backward has no convolution of its own, but the
+    # values its forward saved (BatchNorm's input) are channels-last.
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1).requires_grad_(False),
+                            torch.nn.BatchNorm2d(8), torch.nn.ReLU())
+    ref = copy.deepcopy(m)
+    x = torch.randn(2, 3, 28, 28)
+    compiled = compile_fn(m)
+    (ref(x) ** 2).mean().backward()
+    _, recs = _graphs(lambda: (compiled(x) ** 2).mean().backward())
+    for p, q in zip(m.parameters(), ref.parameters()):
+        if q.grad is not None:
+            torch.testing.assert_close(p.grad, q.grad)
+    assert [r.tag for r in recs] == ["fw", "bw"]
+    assert _conv_layouts(recs[0]) == [True]
+    assert all(r.fallback == "" and not r.runner._warned and not r.runner.broken for r in recs)
