@@ -178,6 +178,23 @@ def test_integer_index_math_is_one_kernel(dynamic):
     assert [g.kernel for g in report.groups] == [True], str(report)
 
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_integer_kinds_follow_the_op_registry(dtype):
+    """The integer kinds the tracer emits are the registry's rows for i64 and i32 (relu and sign
+    among them), one kernel matching eager exactly."""
+    from autofuse.inductor.trace import int_kinds
+
+    assert {"add", "relu", "sign", "maximum"} <= int_kinds() and "div" not in int_kinds()
+
+    def f(a, b):
+        return torch.relu(a - b) * torch.sign(b) + torch.maximum(a, b)
+
+    g = torch.Generator().manual_seed(0)
+    a, b = (torch.randint(-50, 50, (6, 24), generator=g, dtype=dtype) for _ in range(2))
+    torch.testing.assert_close(compile_inductor(f)(a, b), f(a, b), rtol=0, atol=0)
+    check_inductor_kernels(1)
+
+
 def test_a_training_step_matches_eager():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(),

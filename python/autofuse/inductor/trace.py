@@ -19,6 +19,7 @@ backend. Tracing only reads the nodes: it has no effect on the scheduler.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
@@ -54,8 +55,15 @@ _BOOL_OPS = {
     "bitwise_xor": "logical_xor", "bitwise_not": "logical_not",
 }
 _BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf"}
-# The kinds kernels also compute on integer operands (the op registry's kIntTypes rows).
-_INT_KINDS = {"add", "sub", "mul", "neg", "abs", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"}
+
+
+@functools.lru_cache(maxsize=None)
+def int_kinds() -> frozenset:
+    """The kinds kernels also compute on the integer operands this frontend traces (i64, i32):
+    the op registry's rows that accept both (autofuse._C.op_registry)."""
+    from .. import _C
+
+    return frozenset(k for k, (_, _, dtypes) in _C.op_registry().items() if {"i64", "i32"} <= set(dtypes))
 # The name prefix of the arange tables an iota reads (a kernel input the wrapper passes as
 # runtime.arange(length, dtype)): "arange.f32.0", "arange.i64.1", ...
 ARANGE = "arange."
@@ -239,7 +247,7 @@ class AscTracer(DefaultHandler):
     def _elementwise(self, inductor_name: str, kind: str, args: Sequence[Any], float_operands: bool) -> Value:
         vals = [self._value(a) for a in args]
         if float_operands and all(v.dtype in _INT for v in vals):
-            if kind not in _INT_KINDS:
+            if kind not in int_kinds():
                 raise Unsupported(f"{inductor_name} on {', '.join(v.dtype for v in vals)} values "
                                   f"(no integer kernel form)")
             dtype = "i64" if any(v.dtype == "i64" for v in vals) else "i32"
