@@ -45,10 +45,13 @@ through the backend's pointers). A kept pack saved 0.31-0.91x of ATen's time for
 linears at 1-512 rows on an AMD Zen 4 (2 threads).
 
 A training graph writes its weights every step, so it keeps nothing: it packs on each call
-where that pays by itself (Library.per_call_rows: fp32 from 512 rows, 0.76-0.94x ATen's addmm
-including the reorder at 512-2048 rows of BERT's weights, 1.0-2.9x slower at 1-128 rows, so
-those run ATen's call). Only graph inputs that are parameters or buffers (AOTAutograd's static
-inputs) are packed: an activation's pack would serve one call.
+where that pays by itself (Library.per_call_rows: MKL's fp32 from 512 rows, 0.76-0.94x ATen's
+addmm including the reorder at 512-2048 rows of BERT's weights, 1.0-2.9x slower at 1-128 rows,
+so those run ATen's call). oneDNN's fp32 on Zen 4 never packs per call: whole training steps
+with and without its per-call packs (interleaved, 20-30 rounds, batch 4 x 128 tokens) ran
+0.87x (Llama), 0.87x (T5), 0.93x (GPT-2), 0.94x (BERT) as fast with them, though each packed
+call alone had measured faster. Only graph inputs that are parameters or buffers
+(AOTAutograd's static inputs) are packed: an activation's pack would serve one call.
 """
 
 from __future__ import annotations
@@ -133,7 +136,8 @@ class Choice:
 CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
     torch.float32: (
         Choice("AVX-512, not Intel (MKL runs its AVX2 path there)",
-               lambda c: c["onednn"] and c["avx512_f"] and c["vendor"] != "GenuineIntel", _ONEDNN),
+               lambda c: c["onednn"] and c["avx512_f"] and c["vendor"] != "GenuineIntel",
+               dataclasses.replace(_ONEDNN, per_call_rows=None)),
         Choice("any with MKL", lambda c: c["mkl"], _MKL),
     ),
     torch.bfloat16: (

@@ -139,3 +139,46 @@ def test_backward_without_convolutions_reads_channels_last_values():
     assert [r.tag for r in recs] == ["fw", "bw"]
     assert _conv_layouts(recs[0]) == [True]
     assert all(r.fallback == "" and not r.runner._warned and not r.runner.broken for r in recs)
+
+
+class Decoder(torch.nn.Module):
+    """A U-Net decoder's shapes: reflection padding, a grouped convolution, a transposed
+    convolution up to 28 x 28, BatchNorm and an attention-like view over the pixels."""
+
+    def __init__(self, c: int = 8):
+        super().__init__()
+        self.grouped = torch.nn.Conv2d(c, c, 3, groups=2)
+        self.up = torch.nn.ConvTranspose2d(c, c, 2, stride=2)
+        self.bn = torch.nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        y = self.grouped(torch.nn.functional.pad(x, (1, 1, 1, 1), mode="reflect"))
+        y = torch.relu(self.bn(self.up(y)))
+        n, c = y.shape[:2]
+        weights = torch.softmax(y.view(n, c, -1), dim=-1)
+        return y * weights.view_as(y), weights
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_transposed_grouped_padded_convolutions_match_eager(train):
+    torch.manual_seed(0)
+    m = Decoder().train(train)
+    ref = copy.deepcopy(m)
+    x = torch.randn(2, 8, 14, 14, requires_grad=train)
+    x_ref = x.detach().clone().requires_grad_(train)
+    compiled = compile_fn(m)
+    with torch.set_grad_enabled(train):
+        want = ref(x_ref)
+        got, recs = _graphs(lambda: compiled(x))
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+        assert g.stride() == w.stride()
+    assert _conv_layouts(recs[0]) == [False, True]  # 14 x 14 grouped NCHW, 28 x 28 transposed CL
+    if train:
+        (got[0].sum() + got[1].square().sum()).backward()
+        (want[0].sum() + want[1].square().sum()).backward()
+        torch.testing.assert_close(x.grad, x_ref.grad)
+        for p, q in zip(m.parameters(), ref.parameters()):
+            torch.testing.assert_close(p.grad, q.grad)
+            assert p.grad.stride() == q.grad.stride()
+    assert all(r.fallback == "" for r in autofuse.compiled_graphs())

@@ -127,8 +127,19 @@ def test_dynamic_row_counts_each_get_their_pack():
             assert calls == 2
 
 
+@pytest.fixture
+def per_call_packs(monkeypatch):
+    """This CPU's fp32 library, packing on each training call from 512 rows (the table's rows
+    for some CPUs: MKL's), so the per-call path runs on every machine."""
+    lib = packed_linear.libraries().get(torch.float32)
+    if lib is None:
+        pytest.skip("no fp32 packed linear")
+    pinned = {**packed_linear.libraries(), torch.float32: dataclasses.replace(lib, per_call_rows=512)}
+    monkeypatch.setattr(packed_linear, "libraries", lambda: pinned)
+
+
 @pytest.mark.parametrize("rows", [4, 512])
-def test_training_steps_see_each_optimizer_step(rows):
+def test_training_steps_see_each_optimizer_step(rows, per_call_packs):
     # A training graph keeps no pack: from Library.per_call_rows rows it packs on each call.
     torch.manual_seed(0)
     m, ref = Mlp(), Mlp()
@@ -176,7 +187,7 @@ def test_inference_mode_weights_run_plain():
         torch.testing.assert_close(f(x), m(x))
 
 
-def test_backward_reads_the_saved_weights_packed():
+def test_backward_reads_the_saved_weights_packed(per_call_packs):
     torch.manual_seed(0)
     m, ref = Mlp(), Mlp()
     ref.load_state_dict(m.state_dict())
@@ -195,6 +206,20 @@ def test_backward_reads_the_saved_weights_packed():
     torch.testing.assert_close(x.grad, x_ref.grad)
     for p, q in zip(m.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
+
+
+def test_training_packs_per_call_only_where_the_table_says():
+    # On Zen 4 oneDNN's fp32 per-call packs made whole training steps slower (packed_linear).
+    torch.manual_seed(0)
+    m = Mlp()
+    f = compile_fn(m)
+    x = torch.randn(512, 32)
+    f(x).sum().backward()  # compiles forward and backward
+    with torch.profiler.profile() as prof:
+        f(x).square().sum().backward()
+    lib = packed_linear.libraries().get(torch.float32)
+    packs = lib is not None and lib.per_call_rows is not None and lib.per_call_rows <= 512
+    assert sum(e.name in _PACKED for e in prof.events()) == (4 if packs else 0)
 
 
 def test_bf16_packs_for_inference_only():
