@@ -1,21 +1,23 @@
-"""Convolutions in channels-last layout, and the vector work between them in it.
+"""Convolutions in their faster layout, and the vector work between them in it.
 
 oneDNN computes a CPU convolution on NHWC (blocked) data: ATen's convolution of a contiguous
 NCHW tensor reorders its input and its result on every call, a channels-last one does not.
-Inductor therefore runs a CPU graph's convolutions channels-last (GraphLowering.decide_layout_opt
-with oneDNN); so does this FX pass. Where a graph has 2-d convolutions on CPU with oneDNN, the
-activations of every convolution (and convolution backward: grad_output and input) become
-channels-last, a clone where a value is not already, and the graph's meta values are computed
-again under its fake mode, node by node: the BatchNorm / ReLU / residual work between
-convolutions takes the channels-last layout (TensorIterator's rule for an elementwise result),
-so its Graph IR types carry those strides and its kernels iterate in that memory order. A view
-the new strides do not allow reads a contiguous clone.
+Inductor therefore runs every convolution of a CPU graph channels-last
+(GraphLowering.decide_layout_opt with oneDNN); measured here, that is slower on small feature
+maps (below), so this FX pass picks per convolution: where a graph has 2-d convolutions on CPU with
+oneDNN, each convolution (and convolution backward: grad_output and input) reads its
+activations in its faster layout (_prefers_channels_last), a clone where a value is in the
+other, and the graph's meta values are computed again under its fake mode, node by node: the
+BatchNorm / ReLU / residual work between convolutions takes their layout (TensorIterator's rule
+for an elementwise result), so its Graph IR types carry those strides and its kernels iterate in
+that memory order. A view the new strides do not allow reads a contiguous clone.
 
 The values a caller sees keep the strides eager gives them (a copy where they changed, which the
-kernel computing the value fuses: its store takes the old strides). A forward's values saved for
-its backward do not: their strides are reported to AOTAutograd (TracingContext.output_strides),
-which hands the backward graph inputs with those strides; the backward's placeholders take them
-before its own propagation. Not under dynamic shapes (as Inductor: its layouts regress there),
+kernel computing the value fuses: its store takes the old strides; a view where only size-1
+dims' strides differ). A forward's values saved for its backward do not: their strides are
+reported to AOTAutograd (TracingContext.output_strides), which hands the backward graph inputs
+with those strides; the backward's placeholders take them before its own propagation (also in
+a backward without convolutions of its own). Not under dynamic shapes (as Inductor: its layouts regress there),
 and not in a graph that reads memory through explicit strides (as_strided).
 """
 
