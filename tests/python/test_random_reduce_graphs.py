@@ -272,8 +272,9 @@ class Case:
         r = self.r
         red = r.choices(REDUCTIONS, REDUCTION_WEIGHTS)[0]
         dims = self._dims()
-        # f16/bf16 prod stays ATen by design (eager multiplies in the narrow type, not in f32).
-        if red == "prod" and (self._reduced_size(dims) > 100 or self.dtype != torch.float32):
+        # f16/bf16 prod stays ATen by design (eager multiplies in the narrow type, not in f32);
+        # the dtype is the program text ("torch.float32"), so f32 and f64 prods are drawn.
+        if red == "prod" and (self._reduced_size(dims) > 100 or self.dtype not in ("torch.float32", "torch.float64")):
             red = "sum"
         if red in ("any", "all") and isinstance(dims, tuple):
             dims = dims[-1]
