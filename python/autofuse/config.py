@@ -36,10 +36,10 @@ class CompilerConfig:
                                             in inference kept across calls until a write reaches
                                             the weight, in training packed per call where that
                                             pays (packed_linear.py); on by default.
-      channels_last    AUTOFUSE_CHANNELS_LAST a graph with 2-d convolutions runs them, and the
-                                            vector work between them, channels-last
-                                            (channels_last.py; Inductor's layout optimization);
-                                            on by default.
+      channels_last    AUTOFUSE_CHANNELS_LAST a graph with 2-d convolutions runs each in its
+                                            faster layout (channels-last from 28 x 28 outputs
+                                            up and when depthwise), the vector work between
+                                            them in it (channels_last.py); on by default.
       isa              AUTOFUSE_ISA         the kernels' vector ISA: avx512, avx2 or scalar, one
                                             the host runs ("" = the host's best); a way to test
                                             every kernel path on one machine.
