@@ -105,6 +105,12 @@ def start_program(case, seed: int) -> random.Random:
     return r
 
 
+# How a reduction's result is read back, per dtype family (Case._use_reduced).
+_FLOAT_USES = {"select": "torch.where({r}, {a}, -{a} * 0.5)", "back": BACK,
+               "bool_reduced": "torch.where({r}, 1.0, -2.0) + {r}.float()", "on_reduced": ON_REDUCED}
+_INT_USES = {"select": "torch.where({r}.bool(), {a}, -{a} // 2)", "back": INT_BACK,
+             "bool_reduced": "torch.where({r}.bool(), 1, -2) + {r}.int()", "on_reduced": INT_ON_REDUCED}
+
 class Case:
     """One generated program: source text, input makers, the function and the reduction info."""
 
@@ -287,24 +293,30 @@ class Case:
         else:
             src = cur
         rv = self._emit(f"{src}.{red}({dims}, keepdim={keep})")
-        is_bool = red in ("any", "all")
+        return self._use_reduced(cur, rv, dims, keep, red in ("any", "all"), self._emit, _FLOAT_USES)
+
+    def _use_reduced(self, cur: str, rv: str, dims, keep: bool, is_bool: bool, emit, uses: dict) -> str:
+        """Reads reduction `rv` of `cur` back: broadcast against `cur` (keepdim), or as an extra
+        output on the reduced shape while the chain continues from `cur`; `uses` holds the
+        dtype's templates, `emit` its emitter."""
+        r = self.r
         if keep:
             if is_bool:
-                return self._mark_full(self._emit(f"torch.where({rv}, {cur}, -{cur} * 0.5)"))
+                return self._mark_full(emit(uses["select"].format(r=rv, a=cur)))
             if r.random() < 0.3:
-                self.outs.append(self._emit(f"{rv}.sum()"))
-            return self._mark_full(self._emit(r.choice(BACK).format(a=cur, r=rv)))
+                self.outs.append(emit(f"{rv}.sum()"))
+            return self._mark_full(emit(r.choice(uses["back"]).format(a=cur, r=rv)))
         # consumed on the reduced shape (an extra output); the chain continues from cur
         if is_bool:
-            o = self._emit(f"torch.where({rv}, 1.0, -2.0) + {rv}.float()")
+            o = emit(uses["bool_reduced"].format(r=rv))
         else:
-            o = self._emit(r.choice(ON_REDUCED).format(r=rv))
+            o = emit(r.choice(uses["on_reduced"]).format(r=rv))
             if r.random() < 0.4:
-                o = self._emit(f"{o}.sum()")
+                o = emit(f"{o}.sum()")
         self.outs.append(o)
         if not isinstance(dims, tuple) and r.random() < 0.5 and not is_bool:
             # broadcast back after the fact: unsqueeze the kept-dim-less result
-            return self._mark_full(self._emit(f"{cur} - {rv}.unsqueeze({dims})"))
+            return self._mark_full(emit(f"{cur} - {rv}.unsqueeze({dims})"))
         return cur
 
     # Integer cases ------------------------------------------------------------------------------
@@ -354,22 +366,7 @@ class Case:
         else:
             src = cur
         rv = self._emit_int(f"{src}.{red}({dims}, keepdim={keep})")
-        if keep:
-            if is_bool:
-                return self._mark_full(self._emit_int(f"torch.where({rv}.bool(), {cur}, -{cur} // 2)"))
-            if r.random() < 0.3:
-                self.outs.append(self._emit_int(f"{rv}.sum()"))
-            return self._mark_full(self._emit_int(r.choice(INT_BACK).format(a=cur, r=rv)))
-        if is_bool:
-            o = self._emit_int(f"torch.where({rv}.bool(), 1, -2) + {rv}.int()")
-        else:
-            o = self._emit_int(r.choice(INT_ON_REDUCED).format(r=rv))
-            if r.random() < 0.4:
-                o = self._emit_int(f"{o}.sum()")
-        self.outs.append(o)
-        if not isinstance(dims, tuple) and r.random() < 0.5 and not is_bool:
-            return self._mark_full(self._emit_int(f"{cur} - {rv}.unsqueeze({dims})"))
-        return cur
+        return self._use_reduced(cur, rv, dims, keep, is_bool, self._emit_int, _INT_USES)
 
     # Running ------------------------------------------------------------------------------------
 
