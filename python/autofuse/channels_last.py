@@ -3,11 +3,11 @@
 oneDNN computes a CPU convolution on NHWC (blocked) data: ATen's convolution of a contiguous
 NCHW tensor reorders its input and its result on every call, a channels-last one does not.
 Inductor therefore runs every convolution of a CPU graph channels-last
-(GraphLowering.decide_layout_opt with oneDNN); measured here, that is slower on small feature
-maps (below), so this FX pass picks per convolution: where a graph has 2-d convolutions on CPU with
-oneDNN, each convolution (and convolution backward: grad_output and input) reads its
-activations in its faster layout (_prefers_channels_last), a clone where a value is in the
-other, and the graph's meta values are computed again under its fake mode, node by node: the
+(GraphLowering.decide_layout_opt with oneDNN); measured here, which layout is faster depends on
+the CPU, the dtype and the convolution (conv_layouts.RULES), so this FX pass picks per
+convolution: where a graph has 2-d convolutions on CPU with oneDNN, each convolution (and
+convolution backward: grad_output and input) reads its activations in its faster layout
+(_prefers_channels_last), a clone where a value is in the other, and the graph's meta values are computed again under its fake mode, node by node: the
 BatchNorm / ReLU / residual work between convolutions takes their layout (TensorIterator's rule
 for an elementwise result), so its Graph IR types carry those strides and its kernels iterate in
 that memory order. A view the new strides do not allow reads a contiguous clone.
@@ -33,17 +33,11 @@ from torch._guards import TracingContext, detect_fake_mode
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 from torch.fx.experimental.symbolic_shapes import free_symbols
 
+from . import conv_layouts
+
 aten = torch.ops.aten
 # Convolution-class op -> the argument positions of its activations.
 _CONV_ACTIVATIONS = {aten.convolution.default: (0,), aten.convolution_backward.default: (0, 1)}
-# A convolution runs channels-last when its output has at least this many pixels per image
-# (H * W), a depthwise one always. Measured on this project's CPU (AMD Zen 4, oneDNN, 2
-# threads; every convolution of ResNet-50 and ConvNeXt-T at batch 2 timed both ways):
-# channels-last is faster at 56 x 56 and 28 x 28 outputs (up to 8x for a 1 x 1 expansion at
-# 56 x 56), slower at 14 x 14 for 3 x 3 convolutions and at 7 x 7 for every dense one (up to
-# 2x); depthwise 7 x 7 convolutions 3-20% faster at every size. ResNet-50's convolutions: NCHW
-# 93 ms, channels-last 102 ms, each in its faster layout 87 ms.
-_MIN_CHANNELS_LAST_PIXELS = 28 * 28
 _VIEWS = (aten.view.default, aten._unsafe_view.default)
 _EXPLICIT_STRIDES = (aten.as_strided.default, aten.as_strided_copy.default, aten.as_strided_scatter.default)
 
@@ -54,13 +48,15 @@ def _val(node: Any) -> Optional[torch.Tensor]:
 
 
 def _prefers_channels_last(conv: torch.fx.Node) -> bool:
-    """Whether convolution (or convolution backward) `conv` runs faster channels-last: it is
-    depthwise, or its output (a backward's grad_output) has _MIN_CHANNELS_LAST_PIXELS pixels
-    per image or more."""
+    """Whether convolution (or convolution backward) `conv` runs faster channels-last on this
+    CPU (conv_layouts.RULES)."""
     backward = conv.target is aten.convolution_backward.default
-    out, x = (_val(conv.args[0]), _val(conv.args[1])) if backward else (_val(conv), _val(conv.args[0]))
+    out, x, w = (_val(conv.args[0]), _val(conv.args[1]), _val(conv.args[2])) if backward else (
+        _val(conv), _val(conv.args[0]), _val(conv.args[1]))
     groups = conv.args[9] if backward else conv.args[8]
-    return groups == x.shape[1] > 1 or out.shape[2] * out.shape[3] >= _MIN_CHANNELS_LAST_PIXELS
+    return conv_layouts.prefers_channels_last(conv_layouts.ConvShape(
+        dtype=x.dtype, backward=backward, depthwise=groups == x.shape[1] > 1, kernel=tuple(w.shape[2:]),
+        in_pixels=x.shape[2] * x.shape[3], out_pixels=out.shape[2] * out.shape[3]))
 
 
 def _applies(gm: torch.fx.GraphModule) -> bool:

@@ -56,12 +56,13 @@ call alone had measured faster. Only graph inputs that are parameters or buffers
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 from typing import Any, Callable, Collection, Dict, Optional, Tuple
 
 import torch
+
+from . import cpu
 
 aten = torch.ops.aten
 _MAX_PACKS = 4  # packs kept per step (one per row count)
@@ -127,7 +128,7 @@ class Choice:
     """One row of CHOICES: `library` serves its dtype on CPUs where `when` holds."""
 
     cpu: str  # the CPUs, in words
-    when: Callable[[Dict[str, Any]], bool]  # (the CPU's capabilities, _capabilities) -> applies
+    when: Callable[[Dict[str, Any]], bool]  # (the CPU's capabilities, cpu.capabilities) -> applies
     library: Library
 
 
@@ -149,33 +150,10 @@ CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
 }
 
 
-def _cpu_vendor() -> str:
-    """The CPU vendor id ("GenuineIntel", "AuthenticAMD"); "" where /proc/cpuinfo lacks it."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("vendor_id"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return ""
-
-
-def _capabilities() -> Dict[str, Any]:
-    """What CHOICES' conditions read: torch.cpu.get_capabilities() (False for a feature it does
-    not list), the vendor, and whether this torch has MKL's and oneDNN's packed linears."""
-    get = getattr(torch.cpu, "get_capabilities", None)
-    caps = collections.defaultdict(bool, get() if get is not None else {})
-    caps["vendor"] = _cpu_vendor()
-    caps["mkl"] = torch.backends.mkl.is_available() and hasattr(torch.ops.mkl, "_mkl_linear")
-    caps["onednn"] = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-    return caps
-
-
 @functools.lru_cache(maxsize=None)
 def libraries() -> Dict[torch.dtype, Library]:
     """dtype -> the packed linear this torch build and CPU have for it (CHOICES)."""
-    caps = _capabilities()
+    caps = cpu.capabilities()
     libs: Dict[torch.dtype, Library] = {}
     for dtype, rows in CHOICES.items():
         chosen = next((c.library for c in rows if c.when(caps)), None)

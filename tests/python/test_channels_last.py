@@ -1,17 +1,54 @@
 """Convolutions channels-last (channels_last.py): a graph with 2-d convolutions runs them, and the
 vector work between them, in the channels-last layout; results, gradients and the strides a
 caller sees equal eager's, and a backward reads its forward's saved values in their layout
-without falling back."""
+without falling back. The layout each convolution takes is conv_layouts.RULES' per CPU: these
+tests pin one rule (channels-last from 28 x 28 output pixels, and depthwise), so they check the
+same mixed layouts on every CPU; test_rules_choose_by_cpu_and_dtype checks the table."""
 
+import collections
 import copy
 
 import pytest
 import torch
 
 import autofuse
-from autofuse import CompilerConfig
+from autofuse import CompilerConfig, conv_layouts, cpu
 from autofuse._C import StepKind
 from helpers import compile_fn
+
+
+@pytest.fixture(autouse=True)
+def pinned_rule(monkeypatch):
+    """Every CPU takes the AVX-512 row's rule (the tests' expected layouts follow it)."""
+    rule = conv_layouts.LayoutRule("pinned", frozenset({torch.float32, torch.bfloat16}), lambda c: True,
+                                   lambda s: s.depthwise or s.out_pixels >= 28 * 28)
+    monkeypatch.setattr(conv_layouts, "RULES", (rule,))
+
+
+_RULES = conv_layouts.RULES
+_ZEN3 = {"avx2": True}
+_ZEN4 = {"avx2": True, "avx512_f": True, "avx512_bf16": True}
+_AMX = {"avx2": True, "avx512_f": True, "avx512_bf16": True, "amx_bf16": True}
+
+
+@pytest.mark.parametrize("caps, dtype, want", [
+    # (depthwise 7 x 7 at 56 x 56, its backward, 1 x 1 at 56 x 56, 3 x 3 at 56 x 56, 1 x 1 at 14 x 14)
+    (_ZEN3, torch.float32, [False, True, True, False, False]),
+    (_ZEN3, torch.bfloat16, [False, False, True, True, True]),
+    (_ZEN4, torch.float32, [True, True, True, True, False]),
+    (_ZEN4, torch.bfloat16, [True, True, True, True, False]),
+    (_AMX, torch.bfloat16, [True, True, True, True, False]),
+    (_ZEN4, torch.float16, [True, True, True, True, True]),  # no row: Inductor's choice
+])
+def test_rules_choose_by_cpu_and_dtype(monkeypatch, caps, dtype, want):
+    monkeypatch.setattr(conv_layouts, "RULES", _RULES)  # the real table
+    monkeypatch.setattr(cpu, "capabilities", lambda: collections.defaultdict(bool, caps))
+    shapes = [conv_layouts.ConvShape(dtype, False, True, (7, 7), 3136, 3136),
+              conv_layouts.ConvShape(dtype, True, True, (7, 7), 3136, 3136),
+              conv_layouts.ConvShape(dtype, False, False, (1, 1), 3136, 3136),
+              conv_layouts.ConvShape(dtype, False, False, (3, 3), 3136, 3136),
+              conv_layouts.ConvShape(dtype, False, False, (1, 1), 196, 196)]
+    assert [conv_layouts.prefers_channels_last(s) for s in shapes] == want
 
 
 class Block(torch.nn.Module):

@@ -1,0 +1,103 @@
+"""make bench-conv-layouts: the measurements behind autofuse/conv_layouts.RULES on this CPU.
+
+Every distinct convolution of ResNet-50 and ConvNeXt-T (bench/models.py, random weights) is timed
+alone with its activations NCHW and channels-last (the weight as the model holds it), forward in
+fp32 and bf16 and backward in fp32, in interleaved rounds (bench/common.py). Per convolution: the
+two medians, their ratio and the layout this CPU's rule picks; per (model, dtype, direction) the
+totals over the model's convolutions with NCHW everywhere, channels-last everywhere (Inductor's
+choice), the rule's choice and the faster of the two for each. A rule row of conv_layouts.RULES
+for a new CPU comes from these numbers. Nothing asserts a time. --batch N (default 2), --models.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import statistics
+import sys
+from typing import Callable, Dict, Tuple
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import interleaved_samples  # noqa: E402
+import models  # noqa: E402
+from autofuse import conv_layouts  # noqa: E402
+
+aten = torch.ops.aten
+Conv = Tuple[tuple, tuple, tuple, tuple, int, tuple]  # input, weight, stride, padding, groups, output shapes
+
+
+def model_convs(name: str, batch: int) -> Dict[Conv, int]:
+    """The model's distinct convolutions and how often each runs in a forward."""
+    m = models.build(name, torch.float32, train=False)
+    seen: Dict[Conv, int] = collections.Counter()
+
+    def hook(mod, inp, out):
+        seen[(tuple(inp[0].shape), tuple(mod.weight.shape), mod.stride, mod.padding, mod.groups,
+              tuple(out.shape))] += 1
+
+    for mod in m.modules():
+        if isinstance(mod, torch.nn.Conv2d):
+            mod.register_forward_hook(hook)
+    with torch.no_grad():
+        m(**models.example_inputs(name, batch, 0))
+    return seen
+
+
+def conv_call(conv: Conv, dtype: torch.dtype, fmt: torch.memory_format, backward: bool) -> Callable[[], object]:
+    """One call of the convolution (or its backward) with activations in `fmt`."""
+    xs, ws, stride, padding, groups, outs = conv
+    x = torch.randn(xs, dtype=dtype).contiguous(memory_format=fmt)
+    w = torch.randn(ws, dtype=dtype)
+    if backward:
+        g = torch.randn(outs, dtype=dtype).contiguous(memory_format=fmt)
+        return lambda: aten.convolution_backward(g, x, w, None, stride, padding, (1, 1), False, (0, 0), groups,
+                                                 (True, True, False))
+    return lambda: torch.nn.functional.conv2d(x, w, None, stride, padding, 1, groups)
+
+
+def shape_of(conv: Conv, dtype: torch.dtype, backward: bool) -> conv_layouts.ConvShape:
+    xs, ws, _, _, groups, outs = conv
+    return conv_layouts.ConvShape(dtype, backward, groups == xs[1] > 1, ws[2:], xs[2] * xs[3], outs[2] * outs[3])
+
+
+def run(name: str, batch: int, dtype: torch.dtype, backward: bool, rounds: int) -> None:
+    what = f"{name} batch {batch} {str(dtype).replace('torch.', '')} {'backward' if backward else 'forward'}"
+    print(f"\n## {what}\n\n| input | weight | groups | output | x | NCHW ms | CL ms | NCHW/CL | rule |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    totals: Dict[str, float] = collections.Counter()
+    for conv, count in sorted(model_convs(name, batch).items()):
+        fns = {fmt: conv_call(conv, dtype, mf, backward)
+               for fmt, mf in (("nchw", torch.contiguous_format), ("cl", torch.channels_last))}
+        with torch.set_grad_enabled(False):
+            ms = {k: statistics.median(v) * 1e3 for k, v in interleaved_samples(fns, rounds).items()}
+        rule = "cl" if conv_layouts.prefers_channels_last(shape_of(conv, dtype, backward)) else "nchw"
+        for k, v in (("nchw", ms["nchw"]), ("cl", ms["cl"]), ("rule", ms[rule]), ("best", min(ms.values()))):
+            totals[k] += v * count
+        xs, ws, _, _, groups, outs = conv
+        print(f"| {list(xs)} | {list(ws)} | {groups} | {outs[2]}x{outs[3]} | {count} | {ms['nchw']:.2f} | "
+              f"{ms['cl']:.2f} | {ms['nchw'] / ms['cl']:.2f} | {rule} |")
+    print(f"\n{what}, ms per model call: NCHW {totals['nchw']:.1f}, channels-last {totals['cl']:.1f}, "
+          f"rule {totals['rule']:.1f}, best per convolution {totals['best']:.1f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default="resnet50,convnext")
+    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args()
+    caps = {k: v for k, v in conv_layouts.cpu.capabilities().items() if k.startswith(("avx", "amx")) and v}
+    print(f"# Convolution layouts on {conv_layouts.cpu.capabilities()['cpu_name'] or 'this CPU'} "
+          f"({', '.join(sorted(caps))}; {torch.get_num_threads()} threads)")
+    for dtype in (torch.float32, torch.bfloat16):
+        rule = conv_layouts.rule_for(dtype)
+        print(f"- {dtype}: rule {rule.cpu if rule else 'none (every convolution channels-last)'}")
+    for name in args.models.split(","):
+        for dtype, backward in ((torch.float32, False), (torch.float32, True), (torch.bfloat16, False)):
+            run(name, args.batch, dtype, backward, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
