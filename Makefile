@@ -14,7 +14,7 @@ export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
 .PHONY: all deps build test test-unit test-lit test-python test-wheel test-models fuzz opinfo sanitize demo bench-smoke \
-  bench-ops bench-dynamic bench-tuning bench-models golden-update format clean
+  bench-ops bench-dynamic bench-tuning bench-conv-layouts bench-models golden-update format clean
 
 all: build
 
@@ -154,6 +154,11 @@ bench-dynamic: build
 # A/A noise check. About 2-3 minutes. Never part of `make test`.
 bench-tuning: build
 	$(PY) bench/bench_tuning.py
+
+# Every convolution of ResNet-50 and ConvNeXt-T timed alone NCHW and channels-last on this CPU: the
+# measurements behind conv_layouts.RULES. About 5-10 minutes. Never part of `make test`.
+bench-conv-layouts: build
+	$(PY) bench/bench_conv_layouts.py
 
 # Real Hugging Face models (BERT, GPT-2, Llama, T5 encoder, ViT; random weights): eager vs
 # Inductor vs autofuse in fp32 / bf16 inference, a training step, batch 1 and dynamic=True;

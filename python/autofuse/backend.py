@@ -27,8 +27,8 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-from . import (aten_table, bias_epilogue, channels_last, constant_folding, decompositions, packed_linear,
-               pool_decompositions, scatter_decompositions, view_motion)
+from . import (aten_table, bias_epilogue, channels_last, constant_folding, decompositions, float_normalization,
+               packed_linear, pool_decompositions, scatter_decompositions, view_motion)
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
@@ -161,6 +161,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     if devices - {"cpu"}:
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
+        gm = float_normalization.upcast_bf16_convolutions(gm)
         if config.channels_last:
             gm = channels_last.to_channels_last(gm, example_inputs, tag)
         gm = view_motion.move_views(bias_epilogue.move_bias_adds(constant_folding.fold_constants(gm)))

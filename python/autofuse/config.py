@@ -37,9 +37,9 @@ class CompilerConfig:
                                             the weight, in training packed per call where that
                                             pays (packed_linear.py); on by default.
       channels_last    AUTOFUSE_CHANNELS_LAST a graph with 2-d convolutions runs each in its
-                                            faster layout (channels-last from 28 x 28 outputs
-                                            up and when depthwise), the vector work between
-                                            them in it (channels_last.py); on by default.
+                                            faster layout on this CPU (conv_layouts.RULES), the
+                                            vector work between them in it
+                                            (channels_last.py); on by default.
       isa              AUTOFUSE_ISA         the kernels' vector ISA: avx512, avx2 or scalar, one
                                             the host runs ("" = the host's best); a way to test
                                             every kernel path on one machine.

@@ -28,6 +28,11 @@ GPT-2's Conv1D weights are [in, out] already and are not copied. A bf16 pack mad
 does not pay (1.0-3.4x ATen's time including the reorder at 32-2048 rows on Zen 4; BERT/Llama
 bf16 training steps measured 0.98-1.0x): bf16 packs only in inference graphs.
 fp16 stays on ATen's call (no AMX for it on these CPUs: the copy measured within noise).
+A CPU without bf16 dot-product instructions (cpu.bf16_arithmetic; AMD Zen 3) runs ATen's bf16
+matmul 6-11x slower than fp32's (ConvNeXt-T's and BERT's linears at 32-6272 rows: 1.9-121 ms
+against 0.45-15.5 ms, 2 threads): there a bf16 linear is computed in fp32, on the weight packed
+as a row-major fp32 copy and its input converted per call (exact products, fp32 sums and one
+rounding to bf16 at the end, as oneDNN's bf16 matmul), also per call in training.
 
 An inference graph keeps each weight's pack across calls for as long as the weight provably
 holds what was packed: when packing, it takes a copy-on-write clone of the weight
@@ -118,9 +123,20 @@ def _onednn_linear(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Opti
     return torch.ops.mkldnn._linear_pointwise.default(x, pack, b, "none", [], "")
 
 
+def _f32_rows_major(w: torch.Tensor, rows: int) -> torch.Tensor:
+    """W [N, K] as a row-major fp32 [K, N] matrix."""
+    return w.t().float().contiguous()
+
+
+def _f32_mm(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], rows: int) -> torch.Tensor:
+    """x @ pack (+ b) computed in fp32, rounded to x's dtype."""
+    return _mm(x.float(), pack, w, None if b is None else b.float(), rows).to(x.dtype)
+
+
 _MKL = Library(pack=_mkl_pack, call=_mkl_linear)
 _ONEDNN = Library(pack=_onednn_pack, call=_onednn_linear)
 _ROWS_MAJOR = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False, per_call_rows=None)
+_F32_ROWS_MAJOR = Library(pack=_f32_rows_major, call=_f32_mm, per_rows=False, per_call_rows=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,6 +158,8 @@ CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
         Choice("any with MKL", lambda c: c["mkl"], _MKL),
     ),
     torch.bfloat16: (
+        Choice("without bf16 arithmetic (Zen 3): computed in fp32", lambda c: not cpu.bf16_arithmetic(c),
+               _F32_ROWS_MAJOR),
         Choice("AVX-512 BF16 without AMX (Zen 4)",
                lambda c: c["onednn"] and c["avx512_bf16"] and not c["amx_bf16"],
                dataclasses.replace(_ONEDNN, per_call_rows=None)),
