@@ -9,6 +9,7 @@ Inductor-frontend cases; `make fuzz` sets AUTOFUSE_ASCENDC_FULL and AUTOFUSE_IND
 runs them all. The `frontend` fixture runs a test for both frontends.
 """
 
+import collections
 import importlib.util
 import logging
 import os
@@ -83,6 +84,22 @@ def _fresh_dynamo():
     torch.manual_seed(0)
     yield
     torch._dynamo.reset()
+
+
+@pytest.fixture
+def pin_cpu(monkeypatch):
+    """pin_cpu(avx512_bf16=True, ...): the capabilities the measured tables (cpu.capabilities)
+    read, this CPU's with those features set, for one test; the tables' cached choices
+    (packed_linear.libraries) are dropped before and after."""
+    from autofuse import cpu, packed_linear
+
+    def pin(**features):
+        caps = collections.defaultdict(bool, {**cpu.capabilities(), **features})
+        monkeypatch.setattr(cpu, "capabilities", lambda: caps)
+        packed_linear.libraries.cache_clear()
+
+    yield pin
+    packed_linear.libraries.cache_clear()
 
 
 @pytest.fixture

@@ -3,14 +3,12 @@ the convolutions (and their backward) read fp32 operands, results and gradients 
 match eager's at bf16 tolerance; on a CPU with bf16 arithmetic the graph is left as it was.
 The CPU is pinned (cpu.capabilities), so both cases run on every machine."""
 
-import collections
 import copy
 
 import pytest
 import torch
 
 import autofuse
-from autofuse import cpu
 from helpers import compile_fn
 
 _CONVS = (torch.ops.aten.convolution.default, torch.ops.aten.convolution_backward.default)
@@ -25,9 +23,8 @@ def _as_close_as_eager(got: torch.Tensor, eager: torch.Tensor, exact: torch.Tens
 
 
 @pytest.fixture(params=[False, True], ids=["no-bf16-arithmetic", "avx512-bf16"])
-def bf16_arithmetic(request, monkeypatch):
-    caps = collections.defaultdict(bool, {"avx2": True, "avx512_f": request.param, "avx512_bf16": request.param})
-    monkeypatch.setattr(cpu, "capabilities", lambda: caps)
+def bf16_arithmetic(request, pin_cpu):
+    pin_cpu(avx512_bf16=request.param, amx_bf16=False, avx_ne_convert=False)
     return request.param
 
 
