@@ -161,7 +161,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     if devices - {"cpu"}:
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
-        gm = float_normalization.upcast_bf16_convolutions(gm)
+        gm = float_normalization.upcast_bf16(gm)
         if config.channels_last:
             gm = channels_last.to_channels_last(gm, example_inputs, tag)
         gm = view_motion.move_views(bias_epilogue.move_bias_adds(constant_folding.fold_constants(gm)))

@@ -1,5 +1,5 @@
-"""bf16 convolutions computed in fp32 on a CPU without bf16 arithmetic (float_normalization.py):
-the convolutions (and their backward) read fp32 operands, results and gradients stay bf16 and
+"""bf16 convolutions and bmms computed in fp32 on a CPU without bf16 arithmetic
+(float_normalization.py): the convolutions (and their backward) and bmms read fp32 operands, results and gradients stay bf16 and
 match eager's at bf16 tolerance; on a CPU with bf16 arithmetic the graph is left as it was.
 The CPU is pinned (cpu.capabilities), so both cases run on every machine."""
 
@@ -62,3 +62,21 @@ def test_bf16_convolutions_compute_in_fp32_without_bf16_arithmetic(bf16_arithmet
     dtypes = [d for r in recs for d in _conv_dtypes(r)]
     assert len(dtypes) == (4 if train else 2)
     assert set(dtypes) == {want_dtype}
+
+
+def test_bf16_bmm_computes_in_fp32_without_bf16_arithmetic(bf16_arithmetic):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(6, 32, 16, dtype=torch.bfloat16) for _ in range(3))
+
+    def attention(q, k, v):
+        return torch.bmm(torch.softmax(torch.bmm(q, k.transpose(1, 2)) * 0.25, dim=-1), v)
+
+    with torch.no_grad(), autofuse.collect_records() as recs:
+        got = compile_fn(attention)(q, k, v)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got, attention(q, k, v), **_TOL)
+    (rec,) = recs
+    assert rec.fallback == ""
+    bmms = [n.fx for n in rec.translation.nodes if n.fx is not None and n.fx.target is torch.ops.aten.bmm.default]
+    assert len(bmms) == 2
+    assert {b.meta["val"].dtype for b in bmms} == {torch.bfloat16 if bf16_arithmetic else torch.float32}
