@@ -125,7 +125,7 @@ def _onednn_linear(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Opti
 
 def _f32_rows_major(w: torch.Tensor, rows: int) -> torch.Tensor:
     """W [N, K] as a row-major fp32 [K, N] matrix."""
-    return w.t().float().contiguous()
+    return w.t().to(torch.float32, memory_format=torch.contiguous_format)
 
 
 def _f32_mm(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], rows: int) -> torch.Tensor:
