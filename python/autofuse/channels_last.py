@@ -10,7 +10,8 @@ convolution backward: grad_output and input) reads its activations in its faster
 (_prefers_channels_last), a clone where a value is in the other, and the graph's meta values
 are computed again under its fake mode, node by node: the BatchNorm / ReLU / residual work
 between convolutions takes their layout (TensorIterator's rule for an elementwise result), so
-its Graph IR types carry those strides and its kernels iterate in that memory order. A view the new strides do not allow reads a contiguous clone.
+its Graph IR types carry those strides and its kernels iterate in that memory order. A view
+the new strides do not allow reads a contiguous clone.
 
 The values a caller sees keep the strides eager gives them (a copy where they changed, which the
 kernel computing the value fuses: its store takes the old strides; a view where only size-1
