@@ -22,7 +22,7 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 from common import interleaved_samples  # noqa: E402
 import models  # noqa: E402
-from autofuse import conv_layouts  # noqa: E402
+from autofuse import conv_layouts, cpu  # noqa: E402
 
 aten = torch.ops.aten
 Conv = Tuple[tuple, tuple, tuple, tuple, int, tuple]  # input, weight, stride, padding, groups, output shapes
@@ -88,8 +88,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
-    caps = {k: v for k, v in conv_layouts.cpu.capabilities().items() if k.startswith(("avx", "amx")) and v}
-    print(f"# Convolution layouts on {conv_layouts.cpu.capabilities()['cpu_name'] or 'this CPU'} "
+    caps = {k: v for k, v in cpu.capabilities().items() if k.startswith(("avx", "amx")) and v}
+    print(f"# Convolution layouts on {cpu.capabilities()['cpu_name'] or 'this CPU'} "
           f"({', '.join(sorted(caps))}; {torch.get_num_threads()} threads)")
     for dtype in (torch.float32, torch.bfloat16):
         rule = conv_layouts.rule_for(dtype)

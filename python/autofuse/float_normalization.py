@@ -7,9 +7,9 @@ against 0.12-0.18 s in fp32 (bench/bench_conv_layouts.py, 2 threads), ConvNeXt-T
 against 0.02 s; a bf16 bmm of attention's shapes (48 x 128 x 64 by 48 x 64 x 128) 20.8 ms
 against 5.3 ms with its operands converted (scaled_dot_product_attention has its own bf16 kernels
 and is left alone: 3.3 ms against 7.0 ms). This FX pass gives each bf16 convolution (and
-convolution backward) and bmm fp32 operands and converts its results back to bf16: the products of bf16 values are exact in fp32
-and oneDNN's bf16 convolution sums them in fp32 too, so the values differ only by summation
-order. The conversions of activations are elementwise ops that fuse into the kernels producing
+convolution backward) and bmm fp32 operands and converts its results back to bf16: the products
+of bf16 values are exact in fp32 and oneDNN's bf16 convolution sums them in fp32 too, so the
+values differ only by summation order. The conversions of activations are elementwise ops that fuse into the kernels producing
 or consuming them; a weight's is a conversion per call (its cost: reading the weight once).
 Linear layers get the same treatment from packed_linear's table (its pack is the fp32 copy).
 """
@@ -20,6 +20,7 @@ import operator
 
 import torch
 import torch.fx
+from torch.utils._pytree import tree_map_only
 
 from . import cpu
 
@@ -58,12 +59,10 @@ def upcast_bf16(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     for op in ops:
         with graph.inserting_before(op):
             op.args = tuple(_convert(graph, a, torch.float32) if _is_bf16(a) else a for a in op.args)
-        val = op.meta["val"]
-        op.meta["val"] = val.to(torch.float32) if isinstance(val, torch.Tensor) else tuple(
-            v.to(torch.float32) if isinstance(v, torch.Tensor) else v for v in val)
+        op.meta["val"] = tree_map_only(torch.Tensor, lambda v: v.to(torch.float32), op.meta["val"])
         for result in _results(op):
-            old = result.meta["val"]
-            result.meta["val"] = old.to(torch.float32)
+            if result is not op:  # a getitem of the tuple
+                result.meta["val"] = result.meta["val"].to(torch.float32)
             with graph.inserting_after(result):
                 back = _convert(graph, result, torch.bfloat16)
             result.replace_all_uses_with(back, delete_user_cb=lambda user: user is not back)
