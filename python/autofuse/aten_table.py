@@ -203,13 +203,12 @@ def to_copy_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
 
 
 def clone_rule(a: Dict[str, Any], out: torch.Tensor) -> Union[Plan, str]:
-    """clone (e.g. the `.contiguous()` of a decomposed layer_norm/softmax on a transposed input)
-    is a same-dtype cast: a copy into the result's layout, fusible with its neighbours."""
+    """clone (e.g. the `.contiguous()` of a decomposed layer_norm/softmax on a transposed input,
+    a convolution's input made channels-last) is a same-dtype cast: a copy into the result's
+    layout (its meta strides, whichever memory_format gave them), fusible with its neighbours."""
     src = meta_of(a["self"])
     if not isinstance(src, torch.Tensor):
         return "operand is not a tensor"
-    if a.get("memory_format") not in (None, torch.preserve_format, torch.contiguous_format):
-        return f"memory_format {a['memory_format']}"
     return _plan("cast", [a["self"]], [src.dtype])
 
 

@@ -28,7 +28,7 @@ from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from . import (aten_table, bias_epilogue, channels_last, constant_folding, decompositions, float_normalization,
-               packed_linear, pool_decompositions, scatter_decompositions, view_motion)
+               packed_conv, pool_decompositions, scatter_decompositions, view_motion, weight_packs)
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
@@ -161,11 +161,15 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     if devices - {"cpu"}:
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
+        weights, keep = _weight_inputs(config, tag, gm)
         gm = float_normalization.upcast_bf16(gm)
         if config.channels_last:
-            gm = channels_last.to_channels_last(gm, example_inputs, tag)
+            gm = channels_last.to_channels_last(gm, example_inputs, tag,
+                                                weights if keep and packed_conv.available() else ())
         gm = view_motion.move_views(bias_epilogue.move_bias_adds(constant_folding.fold_constants(gm)))
-        tr = translate(gm, name, *_packed_weights(config, tag, gm))
+        if keep:
+            gm = packed_conv.pack_convolutions(gm, weights)
+        tr = translate(gm, name, weights, keep)
     except Exception as e:  # a frontend bug must not break the model
         return _fallback(rec, gm, f"translation to Graph IR failed: {type(e).__name__}: {e}", True)
     rec.translation = tr
@@ -225,30 +229,22 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     return make_boxed_func(runner)
 
 
-def _packed_weights(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) -> Tuple[List[int], bool]:
-    """(the input positions of `gm` that hold parameters or buffers, whose linear layers run on
-    packed weights (packed_linear.py), whether those packs are kept across calls). The positions:
-    AOTAutograd's static inputs of the forward; in a backward graph the forward's static inputs
-    it saved, which keep their forward names (`primals_3`); only dtypes whose Library packs on
-    every call (Library.per_call_rows) unless packs are kept. Packs are kept in an inference
-    graph outside torch.distributed (packed_linear.sees_every_write). No positions when packing
-    is off or unavailable."""
-    if not config.pack_weights or not packed_linear.available():
+def _weight_inputs(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) -> Tuple[List[int], bool]:
+    """(the input positions of `gm` that hold parameters or buffers, whose linear layers and
+    convolutions may run on packed weights (packed_linear.py, packed_conv.py), whether packs are
+    kept across calls). The positions: AOTAutograd's static inputs of the forward; in a backward
+    graph the forward's static inputs it saved, which keep their forward names (`primals_3`).
+    Packs are kept in an inference graph outside torch.distributed (weight_packs.sees_every_write).
+    No positions when packing is off."""
+    if not config.pack_weights:
         return [], False
-    keep = tag == "inference" and packed_linear.sees_every_write()
+    keep = tag == "inference" and weight_packs.sees_every_write()
     ctx = torch._guards.TracingContext.try_get()
     static = list(getattr(getattr(ctx, "fw_metadata", None), "static_input_indices", None) or [])
-    inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if tag == "bw":
         names = {f"primals_{i + 1}" for i in static}
-        static = [k for k, n in enumerate(inputs) if n.name in names]
-
-    def packs(k: int) -> bool:
-        val = inputs[k].meta.get("val") if k < len(inputs) else None
-        lib = packed_linear.libraries().get(val.dtype) if isinstance(val, torch.Tensor) else None
-        return lib is not None and (keep or lib.per_call_rows is not None)
-
-    return [k for k in static if packs(k)], keep
+        static = [k for k, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder") if n.name in names]
+    return static, keep
 
 
 def fused_op_count(rec: GraphRecord) -> int:

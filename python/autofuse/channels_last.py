@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 import operator
-from typing import Any, List, Optional, Sequence
+from typing import Any, Collection, List, Optional, Sequence
 
 import torch
 import torch.fx
@@ -34,7 +34,7 @@ from torch._guards import TracingContext, detect_fake_mode
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 from torch.fx.experimental.symbolic_shapes import free_symbols
 
-from . import conv_layouts
+from . import conv_layouts, packed_conv
 
 aten = torch.ops.aten
 # Convolution-class op -> the argument positions of its activations.
@@ -48,19 +48,20 @@ def _val(node: Any) -> Optional[torch.Tensor]:
     return val if isinstance(val, torch.Tensor) else None
 
 
-def _prefers_channels_last(conv: torch.fx.Node) -> bool:
+def _prefers_channels_last(conv: torch.fx.Node, weights: Collection[torch.fx.Node]) -> bool:
     """Whether convolution (or convolution backward) `conv` runs faster channels-last on this
-    CPU (conv_layouts.RULES)."""
+    CPU (conv_layouts.RULES), on a kept pack there if its weight is a parameter in `weights`."""
     backward = conv.target is aten.convolution_backward.default
     out, x, w = (_val(conv.args[0]), _val(conv.args[1]), _val(conv.args[2])) if backward else (
         _val(conv), _val(conv.args[0]), _val(conv.args[1]))
     groups = conv.args[9] if backward else conv.args[8]
     return conv_layouts.prefers_channels_last(conv_layouts.ConvShape(
-        dtype=x.dtype, backward=backward, depthwise=groups == x.shape[1] > 1, kernel=tuple(w.shape[2:]),
+        dtype=x.dtype, backward=backward, packed=packed_conv.parameter_weight(conv, weights) is not None,
+        in_channels=x.shape[1], depthwise=groups == x.shape[1] > 1, kernel=tuple(w.shape[2:]),
         in_pixels=x.shape[2] * x.shape[3], out_pixels=out.shape[2] * out.shape[3]))
 
 
-def _applies(gm: torch.fx.GraphModule) -> bool:
+def _applies(gm: torch.fx.GraphModule, weights: Collection[torch.fx.Node]) -> bool:
     """Whether the graph's convolutions run in their faster layouts: it has some, one of them
     faster channels-last, every one 2-d on CPU (4-d activations) with static shapes, oneDNN is
     on, and nothing reads explicit strides."""
@@ -74,7 +75,7 @@ def _applies(gm: torch.fx.GraphModule) -> bool:
             v = _val(n.args[i])
             if v is None or v.dim() != 4 or v.device.type != "cpu" or free_symbols(v):
                 return False
-    return any(_prefers_channels_last(n) for n in convs)
+    return any(_prefers_channels_last(n, weights) for n in convs)
 
 
 def _fake_value(node: torch.fx.Node) -> Any:
@@ -94,10 +95,11 @@ def _clone_before(graph: torch.fx.Graph, user: torch.fx.Node, pos: int, fmt: tor
     user.update_arg(pos, c)
 
 
-def _propagate(graph: torch.fx.Graph, inputs: Sequence[Any], relayout: bool) -> None:
+def _propagate(graph: torch.fx.Graph, inputs: Sequence[Any], relayout: bool, weights: Collection[torch.fx.Node]
+               ) -> None:
     """Recomputes every node's meta value, with each convolution's activations in its faster
-    layout when `relayout`; placeholders take the strides of `inputs` (a backward's saved
-    values)."""
+    layout when `relayout` (`weights`: the parameters whose convolutions can run packed);
+    placeholders take the strides of `inputs` (a backward's saved values)."""
     placeholders = iter(inputs)
     for node in list(graph.nodes):
         if node.op == "placeholder":
@@ -109,7 +111,7 @@ def _propagate(graph: torch.fx.Graph, inputs: Sequence[Any], relayout: bool) -> 
         if node.op != "call_function":
             continue
         if relayout and node.target in _CONV_ACTIVATIONS:
-            fmt = torch.channels_last if _prefers_channels_last(node) else torch.contiguous_format
+            fmt = torch.channels_last if _prefers_channels_last(node, weights) else torch.contiguous_format
             for pos in _CONV_ACTIVATIONS[node.target]:
                 if not _val(node.args[pos]).is_contiguous(memory_format=fmt):
                     _clone_before(graph, node, pos, fmt)
@@ -169,22 +171,28 @@ def _restrided_inputs(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -
                for n, given in zip(placeholders, example_inputs))
 
 
-def to_channels_last(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], tag: str) -> torch.fx.GraphModule:
+def to_channels_last(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], tag: str,
+                     packed: Collection[int] = ()) -> torch.fx.GraphModule:
     """`gm` with its convolutions in their faster layouts (see the module text): a new module
     when the pass applies or an input arrives with other strides than traced (`gm` itself is
-    never changed), else `gm`. A forward reports its outputs' strides to AOTAutograd."""
-    relayout = _applies(gm)
+    never changed), else `gm`. `packed`: the positions of the inputs (parameters) whose
+    convolutions run on kept packs where channels-last (packed_conv.py). A forward reports its
+    outputs' strides to AOTAutograd."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    relayout = _applies(gm, {placeholders[k] for k in packed if k < len(placeholders)})
     if not (relayout or _restrided_inputs(gm, example_inputs)):
         return gm
     graph = copy.deepcopy(gm.graph)  # nodes copied, each with its own meta dict
     out = next(n for n in graph.nodes if n.op == "output")
     old = [_val(n) for n in out.args[0]]
-    fake_mode = detect_fake_mode([_val(n) for n in graph.nodes if n.op == "placeholder"])
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    fake_mode = detect_fake_mode([_val(n) for n in placeholders])
     if fake_mode is None:
         return gm
+    weights = {placeholders[k] for k in packed if k < len(placeholders)}
     try:
         with fake_mode:
-            _propagate(graph, example_inputs, relayout)
+            _propagate(graph, example_inputs, relayout, weights)
             if not _restore_outputs(graph, old, _visible_outputs(tag, len(old))):
                 return gm
     except Exception:  # an op the fake mode cannot run with the new strides: keep the layouts

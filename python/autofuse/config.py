@@ -35,7 +35,9 @@ class CompilerConfig:
       pack_weights     AUTOFUSE_PACK_WEIGHTS linear layers run on oneDNN/MKL with packed weights:
                                             in inference kept across calls until a write reaches
                                             the weight, in training packed per call where that
-                                            pays (packed_linear.py); on by default.
+                                            pays (packed_linear.py); so do inference
+                                            convolutions, on oneDNN (packed_conv.py); on by
+                                            default.
       channels_last    AUTOFUSE_CHANNELS_LAST a graph with 2-d convolutions runs each in its
                                             faster layout on this CPU (conv_layouts.RULES), the
                                             vector work between them in it

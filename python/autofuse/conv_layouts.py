@@ -41,6 +41,8 @@ class ConvShape:
     kernel: Tuple[int, ...]  # the weight's spatial size
     in_pixels: int  # H * W of the input, per image
     out_pixels: int  # H * W of the output (a backward's grad_output), per image
+    in_channels: int
+    packed: bool  # runs on a kept oneDNN pack where channels-last (packed_conv.runs_packed)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +64,8 @@ RULES: Tuple[LayoutRule, ...] = (
     LayoutRule("AVX-512 (AMD Zen 4)", _F32 | _BF16, lambda c: c["avx512_f"],
                lambda s: s.depthwise or s.out_pixels >= 28 * 28),
     LayoutRule("AVX2 without AVX-512 (AMD Zen 3)", _F32, lambda c: c["avx2"] and not c["avx512_f"],
-               lambda s: s.backward if s.depthwise else all(k == 1 for k in s.kernel) and s.in_pixels >= 56 * 56),
+               lambda s: (s.in_channels >= 8 or s.kernel[0] * s.kernel[1] <= 16) if s.packed else
+               s.backward if s.depthwise else all(k == 1 for k in s.kernel) and s.in_pixels >= 56 * 56),
 )
 
 

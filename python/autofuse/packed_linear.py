@@ -10,6 +10,10 @@ On a CPU with AVX-512 that is not Intel's (AMD Zen 4) MKL runs its AVX2 path: th
 on a reordered weight (mkldnn._reorder_linear_weight, _linear_pointwise) took 0.43-0.46x the time of
 ATen's call and of MKL's packed one at 8-512 rows (2 threads, interleaved medians), with results as
 close to float64 as MKL's; reordering a 768x3072 weight takes 0.6 ms, so training steps repack too.
+On AMD Zen 3 (AVX2) oneDNN's took 0.61-1.07x the time of MKL's packed one: 0.61-0.81x at 8-32 rows
+of BERT's and Llama's weights, 0.77-1.04x at ConvNeXt-T's shapes (49-6272 rows), 1.05-1.07x at
+256-512 rows of square 768 and 1024 weights, 1.2x at one row (2 threads, interleaved medians):
+there kept packs are oneDNN's and a training step's per-call packs stay MKL's (Library.training).
 Which library serves a dtype is a table (CHOICES: the first row whose CPU condition holds). A pack
 serves the row count it was made for, so dynamic shapes keep one per count (Library.per_rows).
 
@@ -32,21 +36,12 @@ A CPU without bf16 dot-product instructions (cpu.bf16_arithmetic; AMD Zen 3) run
 matmul 6-11x slower than fp32's (ConvNeXt-T's and BERT's linears at 32-6272 rows: 1.9-121 ms
 against 0.45-15.5 ms, 2 threads): there a bf16 linear is computed in fp32, on the weight packed
 as a row-major fp32 copy and its input converted per call (exact products, fp32 sums and one
-rounding to bf16 at the end, as oneDNN's bf16 matmul), also per call in training.
+rounding to bf16 at the end, as oneDNN's bf16 matmul), also per call in training; on Zen 3 a kept
+pack is oneDNN's fp32 one.
 
 An inference graph keeps each weight's pack across calls for as long as the weight provably
-holds what was packed: when packing, it takes a copy-on-write clone of the weight
-(torch._lazy_clone: no copy, the two share the storage). Any write to the weight through
-PyTorch, whichever tensor it goes through (the parameter, `param.data`, a `detach()`, an
-optimizer, `load_state_dict`, a NumPy view made after the pack), first gives the weight a
-private copy of its storage, so its address (const_data_ptr, which copies nothing) stops
-matching the clone's and the next call repacks; `param.data = t` changes it too. Checking costs
-two pointer reads a call; the price is paid by a writer: its first write after a pack copies the
-weight once (COW). Version counters would not do: `param.data` has its own, and
-torch.distributed's sharding writes under _unsafe_preserve_version_counter. Not seen: a write
-through a raw pointer taken before the pack (a NumPy view made earlier, ctypes), which bypasses
-PyTorch. A torch.distributed process keeps no packs (sees_every_write: its collectives write
-through the backend's pointers). A kept pack saved 0.31-0.91x of ATen's time for BERT's fp32
+holds what was packed (weight_packs.py: a copy-on-write clone taken when packing; two pointer
+reads a call). A kept pack saved 0.31-0.91x of ATen's time for BERT's fp32
 linears at 1-512 rows on an AMD Zen 4 (2 threads).
 
 A training graph writes its weights every step, so it keeps nothing: it packs on each call
@@ -67,13 +62,12 @@ from typing import Any, Callable, Collection, Dict, Optional, Tuple
 
 import torch
 
-from . import cpu
+from . import cpu, weight_packs
 
 aten = torch.ops.aten
 _MAX_PACKS = 4  # packs kept per step (one per row count)
 LABEL = "autofuse::packed_linear"  # the torch.profiler event around a call on a pack
 _profiling = torch._C._autograd._profiler_enabled  # () -> whether a torch.profiler is recording
-_is_cow = torch._C._is_cow_tensor  # (tensor) -> whether its storage is copy-on-write
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +79,7 @@ class Library:
     call_into: Optional[Callable[..., torch.Tensor]] = None  # call's arguments, then out [M, N]
     per_rows: bool = True  # a pack serves only the row count it was made for
     per_call_rows: Optional[int] = 512  # fewest rows where a pack made for one call pays; None: never
+    training: Optional["Library"] = None  # what a training graph packs with per call, where not this
 
 
 def _rows_major(w: torch.Tensor, rows: int) -> torch.Tensor:
@@ -133,10 +128,21 @@ def _f32_mm(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[to
     return _mm(x.float(), pack, w, None if b is None else b.float(), rows).to(x.dtype)
 
 
+def _f32_onednn_pack(w: torch.Tensor, rows: int) -> torch.Tensor:
+    return _onednn_pack(w.float(), rows)
+
+
+def _f32_onednn_linear(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
+                       rows: int) -> torch.Tensor:
+    """oneDNN's fp32 linear of x on the pack (+ b), rounded to x's dtype."""
+    return _onednn_linear(x.float(), pack, w, None if b is None else b.float(), rows).to(x.dtype)
+
+
 _MKL = Library(pack=_mkl_pack, call=_mkl_linear)
 _ONEDNN = Library(pack=_onednn_pack, call=_onednn_linear)
 _ROWS_MAJOR = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False, per_call_rows=None)
 _F32_ROWS_MAJOR = Library(pack=_f32_rows_major, call=_f32_mm, per_rows=False, per_call_rows=1)
+_F32_ONEDNN = Library(pack=_f32_onednn_pack, call=_f32_onednn_linear, per_call_rows=None, training=_F32_ROWS_MAJOR)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,11 +161,16 @@ CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
         Choice("AVX-512, not Intel (MKL runs its AVX2 path there)",
                lambda c: c["onednn"] and c["avx512_f"] and c["vendor"] != "GenuineIntel",
                dataclasses.replace(_ONEDNN, per_call_rows=None)),
+        Choice("AVX2 without AVX-512, not Intel (AMD Zen 3): oneDNN kept, MKL per call",
+               lambda c: c["onednn"] and c["avx2"] and c["vendor"] != "GenuineIntel",
+               dataclasses.replace(_ONEDNN, per_call_rows=None, training=_MKL)),
         Choice("any with MKL", lambda c: c["mkl"], _MKL),
     ),
     torch.bfloat16: (
-        Choice("without bf16 arithmetic (Zen 3): computed in fp32", lambda c: not cpu.bf16_arithmetic(c),
-               _F32_ROWS_MAJOR),
+        Choice("without bf16 arithmetic, AVX2, not Intel (Zen 3): in fp32, oneDNN kept",
+               lambda c: not cpu.bf16_arithmetic(c) and c["onednn"] and c["avx2"] and c["vendor"] != "GenuineIntel",
+               _F32_ONEDNN),
+        Choice("without bf16 arithmetic: computed in fp32", lambda c: not cpu.bf16_arithmetic(c), _F32_ROWS_MAJOR),
         Choice("AVX-512 BF16 without AMX (Zen 4)",
                lambda c: c["onednn"] and c["avx512_bf16"] and not c["amx_bf16"],
                dataclasses.replace(_ONEDNN, per_call_rows=None)),
@@ -185,14 +196,6 @@ def available() -> bool:
     return bool(libraries())
 
 
-def sees_every_write() -> bool:
-    """Whether every write to a parameter in this process goes through PyTorch, where a kept
-    pack's copy-on-write clone sees it: not once torch.distributed is initialized (collectives
-    write through the backend's pointers; FSDP's all-gather fills unsharded parameters)."""
-    dist = torch.distributed
-    return not (dist.is_available() and dist.is_initialized())
-
-
 def _weight(mat2: Any, static: Collection[torch.fx.Node]) -> Optional[tuple]:
     """(the parameter node W, whether mat2 reads it transposed) when `mat2` is a static input
     read through 2-D transposes only: permute(W, [1, 0]) of an [out, in] W (nn.Linear), W itself
@@ -205,14 +208,6 @@ def _weight(mat2: Any, static: Collection[torch.fx.Node]) -> Optional[tuple]:
     return (mat2, transposed) if isinstance(mat2, torch.fx.Node) else None
 
 
-def _holds(w: torch.Tensor, clone: torch.Tensor) -> bool:
-    """Whether `w` still shares its storage with `clone` (torch._lazy_clone of it, never
-    written), in the same layout: no write through PyTorch has reached `w` since the clone.
-    Reads only pointers and sizes (const_data_ptr, unlike data_ptr, copies nothing)."""
-    return (_is_cow(w) and w.const_data_ptr() == clone.const_data_ptr() and w.shape == clone.shape
-            and w.stride() == clone.stride())
-
-
 def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], static: Collection[torch.fx.Node],
                plain: Callable[[list], torch.Tensor], plain_into: Optional[Callable[[list, Any], torch.Tensor]],
                keep: bool = False
@@ -221,8 +216,7 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
     Library, for `addmm(bias[N], x, w)` (beta = alpha = 1) or `mm(x, w)` whose `w` is a static
     input read as a linear weight (_weight); None for any other node. `keep` (inference graphs):
     the pack is kept across calls while the weight still shares its storage with the clone
-    taken when packing (_holds; a weight without a version counter, an inference-mode tensor,
-    runs `plain`); otherwise each call with at least Library.per_call_rows rows packs the weight
+    taken when packing (weight_packs.KeptPacks; an inference-mode weight runs `plain`); otherwise each call with at least Library.per_call_rows rows packs the weight
     as it is now and the others run `plain` or `plain_into`, the ATen call."""
     if node.target == aten.addmm.default:
         if len(node.args) != 3 or any(node.kwargs.get(k, 1) != 1 for k in ("beta", "alpha")):
@@ -237,6 +231,8 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
     lib = libraries().get(val.dtype) if isinstance(val, torch.Tensor) else None
     if found is None or lib is None:
         return None
+    if not keep and lib.training is not None:
+        lib = lib.training
     metas = [a.meta.get("val") for a in (x, mat2, bias) if isinstance(a, torch.fx.Node)]
     if any(not isinstance(m, torch.Tensor) or m.dtype != val.dtype for m in metas):
         return None
@@ -245,7 +241,7 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
     w_node, transposed = found
     w_slot, x_slot = slot_of(w_node), slot_of(x)
     b_slot = slot_of(bias) if bias is not None else None
-    packs: Dict[Optional[int], Tuple[torch.Tensor, torch.Tensor]] = {}  # rows -> (clone of W, pack)
+    packs = weight_packs.KeptPacks(_MAX_PACKS)  # rows (None: any) -> the pack
     pack, per_rows, min_rows = lib.pack, lib.per_rows, lib.per_call_rows
     if not keep and min_rows is None:
         return None
@@ -259,18 +255,10 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
             if rows < min_rows:
                 return None
             p = pack(weight, rows)
-        elif w.is_inference():
-            return None
         else:
-            key = rows if per_rows else None
-            held = packs.get(key)
-            if held is not None and _holds(w, held[0]):
-                p = held[1]
-            else:
-                if len(packs) >= _MAX_PACKS:
-                    packs.clear()
-                p = pack(weight, rows)
-                packs[key] = (torch._lazy_clone(w.detach()), p)
+            p = packs.get(w, rows if per_rows else None, lambda: pack(weight, rows))
+            if p is None:
+                return None
         return x_t, p, weight, env[b_slot] if b_slot is not None else None, rows
 
     def run(env: list, call: Callable = lib.call) -> torch.Tensor:

@@ -189,3 +189,17 @@ def mixed_f64_tolerance(program_text, dtype):
     if "float32" in program_text or ".float()" in program_text:
         return dict(rtol=1.3e-6, atol=1e-5)
     return {}
+
+
+def check_packs_kept_until_written(f, m, x, writes, made, tol):
+    """f (compiled m) keeps its weight packs across calls: no pack is made while nothing is
+    written (`made`: the list a pack_count fixture grows per pack), and after each write
+    `writes(m)` yields f's results match m's again."""
+    before = len(made)
+    f(x)
+    assert len(made) == before  # kept: nothing was written since
+    for _ in writes(m):
+        torch.testing.assert_close(f(x), m(x), **tol)
+    before = len(made)
+    torch.testing.assert_close(f(x), m(x), **tol)
+    assert len(made) == before

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import autofuse
-from autofuse import CompilerConfig, conv_layouts, cpu
+from autofuse import CompilerConfig, conv_layouts, cpu, packed_conv
 from autofuse._C import StepKind
 from helpers import compile_fn
 
@@ -32,21 +32,24 @@ _AMX = {"avx2": True, "avx512_f": True, "avx512_bf16": True, "amx_bf16": True}
 
 
 @pytest.mark.parametrize("caps, dtype, want", [
-    # (depthwise 7 x 7 at 56 x 56, its backward, 1 x 1 at 56 x 56, 3 x 3 at 56 x 56, 1 x 1 at 14 x 14)
-    (_ZEN3, torch.float32, [False, True, True, False, False]),
-    (_ZEN4, torch.float32, [True, True, True, True, False]),
-    (_ZEN4, torch.bfloat16, [True, True, True, True, False]),
-    (_AMX, torch.bfloat16, [True, True, True, True, False]),
-    (_ZEN4, torch.float16, [True, True, True, True, True]),  # no row: Inductor's choice
+    # (depthwise 7 x 7 at 56 x 56, its backward, 1 x 1 at 56 x 56, 3 x 3 at 56 x 56, 1 x 1 at 14 x 14,
+    #  on a kept pack: 3 x 3 at 14 x 14, a 7 x 7 stem on 3 channels)
+    (_ZEN3, torch.float32, [False, True, True, False, False, True, False]),
+    (_ZEN4, torch.float32, [True, True, True, True, False, False, True]),
+    (_ZEN4, torch.bfloat16, [True, True, True, True, False, False, True]),
+    (_AMX, torch.bfloat16, [True, True, True, True, False, False, True]),
+    (_ZEN4, torch.float16, [True, True, True, True, True, True, True]),  # no row: Inductor's choice
 ])
 def test_rules_choose_by_cpu_and_dtype(monkeypatch, caps, dtype, want):
     monkeypatch.setattr(conv_layouts, "RULES", _RULES)  # the real table
     monkeypatch.setattr(cpu, "capabilities", lambda: collections.defaultdict(bool, caps))
-    shapes = [conv_layouts.ConvShape(dtype, False, True, (7, 7), 3136, 3136),
-              conv_layouts.ConvShape(dtype, True, True, (7, 7), 3136, 3136),
-              conv_layouts.ConvShape(dtype, False, False, (1, 1), 3136, 3136),
-              conv_layouts.ConvShape(dtype, False, False, (3, 3), 3136, 3136),
-              conv_layouts.ConvShape(dtype, False, False, (1, 1), 196, 196)]
+    shapes = [conv_layouts.ConvShape(dtype, False, True, (7, 7), 3136, 3136, 96, False),
+              conv_layouts.ConvShape(dtype, True, True, (7, 7), 3136, 3136, 96, False),
+              conv_layouts.ConvShape(dtype, False, False, (1, 1), 3136, 3136, 64, False),
+              conv_layouts.ConvShape(dtype, False, False, (3, 3), 3136, 3136, 64, False),
+              conv_layouts.ConvShape(dtype, False, False, (1, 1), 196, 196, 256, False),
+              conv_layouts.ConvShape(dtype, False, False, (3, 3), 196, 196, 256, True),
+              conv_layouts.ConvShape(dtype, False, False, (7, 7), 224 * 224, 112 * 112, 3, True)]
     assert [conv_layouts.prefers_channels_last(s) for s in shapes] == want
 
 
@@ -80,8 +83,9 @@ def _conv_layouts(rec) -> list:
     """Per convolution (or its backward) of the record's graph: whether it reads its
     activations channels-last."""
     convs = [n.fx for n in rec.translation.nodes
-             if n.fx is not None and n.fx.target in (torch.ops.aten.convolution.default,
-                                                     torch.ops.aten.convolution_backward.default)]
+             if n.fx is not None and (n.fx.target in (torch.ops.aten.convolution.default,
+                                                      torch.ops.aten.convolution_backward.default)
+                                      or isinstance(n.fx.target, packed_conv.PackedConvolution))]
     return [c.args[0].meta["val"].is_contiguous(memory_format=torch.channels_last) for c in convs]
 
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import autofuse
+from autofuse import packed_conv
 from helpers import compile_fn
 
 _CONVS = (torch.ops.aten.convolution.default, torch.ops.aten.convolution_backward.default)
@@ -31,7 +32,8 @@ def bf16_arithmetic(request, pin_cpu):
 def _conv_dtypes(rec) -> list:
     """The dtype each convolution (or convolution backward) of the record's graph computes in."""
     return [n.fx.args[1 if n.fx.target is _CONVS[1] else 0].meta["val"].dtype
-            for n in rec.translation.nodes if n.fx is not None and n.fx.target in _CONVS]
+            for n in rec.translation.nodes if n.fx is not None and (
+                n.fx.target in _CONVS or isinstance(n.fx.target, packed_conv.PackedConvolution))]
 
 
 @pytest.mark.parametrize("train", [False, True])
