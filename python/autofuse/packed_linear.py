@@ -123,26 +123,24 @@ def _f32_rows_major(w: torch.Tensor, rows: int) -> torch.Tensor:
     return w.t().to(torch.float32, memory_format=torch.contiguous_format)
 
 
-def _f32_mm(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], rows: int) -> torch.Tensor:
-    """x @ pack (+ b) computed in fp32, rounded to x's dtype."""
-    return _mm(x.float(), pack, w, None if b is None else b.float(), rows).to(x.dtype)
+def _in_f32(call: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """A Library.call computing `call` on fp32 operands, its result rounded to x's dtype."""
+
+    def run(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], rows: int) -> torch.Tensor:
+        return call(x.float(), pack, w, None if b is None else b.float(), rows).to(x.dtype)
+
+    return run
 
 
 def _f32_onednn_pack(w: torch.Tensor, rows: int) -> torch.Tensor:
     return _onednn_pack(w.float(), rows)
 
 
-def _f32_onednn_linear(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
-                       rows: int) -> torch.Tensor:
-    """oneDNN's fp32 linear of x on the pack (+ b), rounded to x's dtype."""
-    return _onednn_linear(x.float(), pack, w, None if b is None else b.float(), rows).to(x.dtype)
-
-
 _MKL = Library(pack=_mkl_pack, call=_mkl_linear)
 _ONEDNN = Library(pack=_onednn_pack, call=_onednn_linear)
 _ROWS_MAJOR = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False, per_call_rows=None)
-_F32_ROWS_MAJOR = Library(pack=_f32_rows_major, call=_f32_mm, per_rows=False, per_call_rows=1)
-_F32_ONEDNN = Library(pack=_f32_onednn_pack, call=_f32_onednn_linear, per_call_rows=None, training=_F32_ROWS_MAJOR)
+_F32_ROWS_MAJOR = Library(pack=_f32_rows_major, call=_in_f32(_mm), per_rows=False, per_call_rows=1)
+_F32_ONEDNN = Library(pack=_f32_onednn_pack, call=_in_f32(_onednn_linear), per_call_rows=None, training=_F32_ROWS_MAJOR)
 
 
 @dataclasses.dataclass(frozen=True)
