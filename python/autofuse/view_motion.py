@@ -16,6 +16,15 @@ shape (no broadcasting) and Python scalars:
          view, and the new views are views of inputs (free). A leaf that is itself a view of an
          input or a kernel's value of shape T is that value (view(view(y, S), T) is y).
 
+A permute is a barrier too: ConvNeXt's residual add reads two channels-last values, each the
+permute of an NHWC value a kernel computes (the normalization's output and the scaled MLP
+output), so the add would be a one-op kernel between two others. Elementwise ops commute with
+one permutation of all their operands, so a permute sinks like a reshape:
+
+  sink:  E(permute(y1, P), ..., permute(yk, P)), every yi row-major, of one shape and computed
+         by a kernel, becomes permute(E(y1, ..., yk), P), whose strides are those eager gives E
+         (the permutation of a row-major layout its operands share).
+
 A sink moves a view toward the graph's outputs, a hoist toward its inputs, neither undoes the
 other (a sunk view's operand is computed, a hoisted view's an input or gone), so the pass ends.
 """
@@ -23,7 +32,7 @@ other (a sunk view's operand is computed, a hoisted view's an input or gone), so
 from __future__ import annotations
 
 import copy
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import torch
 from torch._prims_common import make_contiguous_strides_for
@@ -72,9 +81,15 @@ def _is_input(node: torch.fx.Node) -> bool:
     return node.op == "placeholder"
 
 
-def _tensor_operands(e: torch.fx.Node) -> Optional[List[torch.fx.Node]]:
-    """The tensor operands of elementwise op `e`, each of e's shape and contiguous; None when
-    `e` is not such an op (another op, a broadcast operand, a non-scalar constant)."""
+def _is_permute(node) -> bool:
+    return (isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target == aten.permute.default
+            and _val(node) is not None and _val(node.args[0]) is not None)
+
+
+def _tensor_operands(e: torch.fx.Node, contiguous: bool = True) -> Optional[List[torch.fx.Node]]:
+    """The tensor operands of elementwise op `e`, each of e's shape and (where `contiguous`)
+    row-major; None when `e` is not such an op (another op, a broadcast operand, a non-scalar
+    constant)."""
     out_val = _val(e)
     if e.op != "call_function" or e.target not in aten_table.ELEMENTWISE_RULES or out_val is None:
         return None
@@ -82,7 +97,7 @@ def _tensor_operands(e: torch.fx.Node) -> Optional[List[torch.fx.Node]]:
     for a in [*e.args, *e.kwargs.values()]:
         if isinstance(a, torch.fx.Node):
             v = _val(a)
-            if v is None or not _same_shape(v, out_val) or not _contiguous(v):
+            if v is None or not _same_shape(v, out_val) or (contiguous and not _contiguous(v)):
                 return None
             nodes.append(a)
         elif isinstance(a, (torch.Tensor, list, tuple)):
@@ -98,19 +113,59 @@ def _call(graph: torch.fx.Graph, target, args, kwargs) -> torch.fx.Node:
     return node
 
 
+def _sunk_views(e: torch.fx.Node) -> Optional[Tuple[List[torch.fx.Node], Optional[List[int]]]]:
+    """(e's tensor operands, None) when all are reshapes to one shape of row-major values of one
+    shape a kernel computes; (e's tensor operands, P) when one is permute(y, P) of a row-major y
+    a kernel computes and each, and e's value, is such a permute or laid out as one (a
+    channels-last value); else None."""
+    ops = _tensor_operands(e, contiguous=False)
+    if not ops:
+        return None
+    if all(_is_view(v) for v in ops):
+        sources = [v.args[0] for v in ops]
+        if all(_contiguous(_val(v)) for v in ops) and all(
+                _same_shape(_val(s), _val(sources[0])) and _contiguous(_val(s)) and _fusible(s) for s in sources):
+            return ops, None
+        return None
+    permutes = [v for v in ops if _is_permute(v) and _contiguous(_val(v.args[0])) and _fusible(v.args[0])]
+    if not permutes or e.kwargs.get("memory_format", torch.preserve_format) != torch.preserve_format:
+        return None  # a clone or convert to a layout of its own is no permute's consumer
+    dims = [d % _val(e).dim() for d in permutes[0].args[1]]
+    inverse = [dims.index(i) for i in range(len(dims))]
+    # Every other operand is laid out as such a permute and is not row-major as it stands
+    # (with size-1 dims it could be both: sinking would then make another sinkable permute).
+    if all(_contiguous(_val(v).permute(inverse)) for v in [*ops, e]) and all(
+            v in permutes or not _contiguous(_val(v)) for v in ops):
+        return ops, dims
+    return None
+
+
+def _unpermuted(graph: torch.fx.Graph, v: torch.fx.Node, dims: List[int]) -> torch.fx.Node:
+    """A node of value v.permute(inverse of dims): a permute's source, or a new permute."""
+    if _is_permute(v) and [d % len(dims) for d in v.args[1]] == dims:
+        return v.args[0]
+    return _call(graph, aten.permute.default, [v, [dims.index(i) for i in range(len(dims))]], {})
+
+
 def _sink(graph: torch.fx.Graph, e: torch.fx.Node) -> bool:
-    ops = _tensor_operands(e)
-    if not ops or not all(_is_view(v) for v in ops):
+    found = _sunk_views(e)
+    if found is None:
         return False
-    sources = [v.args[0] for v in ops]
-    if any(not _same_shape(_val(s), _val(sources[0])) or not _contiguous(_val(s)) or not _fusible(s)
-           for s in sources):
-        return False
-    swap = {v: v.args[0] for v in ops}
+    ops, dims = found
     with graph.inserting_before(e):
+        swap = {v: v.args[0] if dims is None else _unpermuted(graph, v, dims) for v in ops}
         inner = _call(graph, e.target, [swap.get(a, a) for a in e.args],
                       {k: swap.get(v, v) for k, v in e.kwargs.items()})
-        outer = _call(graph, aten.reshape.default, [inner, ops[0].args[1]], {})
+        outer = _call(graph, aten.reshape.default, [inner, ops[0].args[1]], {}) if dims is None else \
+            _call(graph, aten.permute.default, [inner, dims], {})
+    if dims is not None and not all(statically_known_true(a == b) for a, b in
+                                    zip(_val(outer).stride(), _val(e).stride())):
+        graph.erase_node(outer)  # not eager's layout after all: left as it was
+        graph.erase_node(inner)
+        for n in swap.values():
+            if not n.users:
+                graph.erase_node(n)
+        return False
     e.replace_all_uses_with(outer)
     graph.erase_node(e)
     return True
@@ -169,8 +224,7 @@ def _hoist(graph: torch.fx.Graph, view: torch.fx.Node) -> bool:
 
 def _movable(node: torch.fx.Node) -> bool:
     """Whether a sink or a hoist may apply at `node` (checked before copying the graph)."""
-    ops = _tensor_operands(node)
-    if ops and all(_is_view(v) for v in ops):
+    if _sunk_views(node) is not None:
         return True
     return _is_view(node) and _hoisted_dag(node) is not None
 
