@@ -81,6 +81,11 @@ def _is_input(node: torch.fx.Node) -> bool:
     return node.op == "placeholder"
 
 
+def _inverse(dims: List[int]) -> List[int]:
+    """The permutation undoing `dims` (its entries in 0..n-1)."""
+    return [dims.index(i) for i in range(len(dims))]
+
+
 def _is_permute(node) -> bool:
     return (isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target == aten.permute.default
             and _val(node) is not None and _val(node.args[0]) is not None)
@@ -131,7 +136,7 @@ def _sunk_views(e: torch.fx.Node) -> Optional[Tuple[List[torch.fx.Node], Optiona
     if not permutes or e.kwargs.get("memory_format", torch.preserve_format) != torch.preserve_format:
         return None  # a clone or convert to a layout of its own is no permute's consumer
     dims = [d % _val(e).dim() for d in permutes[0].args[1]]
-    inverse = [dims.index(i) for i in range(len(dims))]
+    inverse = _inverse(dims)
     # Every other operand is laid out as such a permute and is not row-major as it stands
     # (with size-1 dims it could be both: sinking would then make another sinkable permute).
     if all(_contiguous(_val(v).permute(inverse)) for v in [*ops, e]) and all(
@@ -144,7 +149,7 @@ def _unpermuted(graph: torch.fx.Graph, v: torch.fx.Node, dims: List[int]) -> tor
     """A node of value v.permute(inverse of dims): a permute's source, or a new permute."""
     if _is_permute(v) and [d % len(dims) for d in v.args[1]] == dims:
         return v.args[0]
-    return _call(graph, aten.permute.default, [v, [dims.index(i) for i in range(len(dims))]], {})
+    return _call(graph, aten.permute.default, [v, _inverse(dims)], {})
 
 
 def _sink(graph: torch.fx.Graph, e: torch.fx.Node) -> bool:
