@@ -16,6 +16,7 @@ printed once as a straight-line function (executor_codegen.py): no per-step disp
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -34,6 +35,31 @@ log = logging.getLogger("autofuse")
 
 _POOL_MIN_BYTES = 1 << 20  # kernel outputs this large are recycled (see _OutputPool)
 _profiling = torch._C._autograd._profiler_enabled  # () -> whether a torch.profiler is recording
+_use_count = torch._C._storage_Use_Count  # (StorageImpl address) -> its C++ use count
+
+
+def _storage_holders(t: torch.Tensor) -> Tuple[int, int, bool]:
+    """(C++ uses, Python references, whether shared with other processes) of the storage of
+    `t`, as this function sees them.
+
+    A storage has one Python object (`t.untyped_storage()` returns the same one each time),
+    and torch 2.13 keeps it alive, holding one use of the storage, as long as anything else
+    uses the storage (PyObject preservation, c10/util/intrusive_ptr.h). So a user's
+    `st = out.untyped_storage()` adds no use, only a Python reference: both counts are
+    needed. A storage moved to shared memory (`share_memory_()`, or sent to another process
+    by torch.multiprocessing) may be held by another process, which no count shows.
+    `_FREE_STORAGE` is what this returns when one tensor alone holds the storage."""
+    s = t.untyped_storage()
+    return _use_count(s._cdata), sys.getrefcount(s), s.is_shared()
+
+
+def _calibrate() -> Tuple[int, int, bool]:
+    t = torch.empty(1)
+    t.untyped_storage()  # the state of a pool buffer after its first check: the object kept
+    return _storage_holders(t)
+
+
+_FREE_STORAGE = _calibrate()  # (2, 3, False) on torch 2.13 / CPython 3.11
 
 
 class _OutputPool:
@@ -45,7 +71,10 @@ class _OutputPool:
     on the buffer's storage, so a result the pool still holds is never the caller's tensor
     object: autograd steals an unshared gradient instead of copying it). A buffer is handed out
     again only when no tensor but the pool's own uses its storage (no user variable, no view, no
-    autograd saved tensor, no gradient), so reuse is never observable.
+    autograd saved tensor, no gradient), no Python object refers to it (the user's
+    UntypedStorage or TypedStorage) and it was never moved to shared memory (another process
+    may map it): _storage_holders. So reuse is never observable, except through a weakref to
+    the storage object, which does not count as a holder.
     """
 
     __slots__ = ("shape", "strides", "dtype", "buffers", "min_numel")
@@ -57,8 +86,7 @@ class _OutputPool:
 
     def take(self) -> torch.Tensor:
         for t in self.buffers:
-            # Storage users: the pool's tensor and the temporary untyped_storage() object.
-            if torch._C._storage_Use_Count(t.untyped_storage()._cdata) == 2:
+            if _storage_holders(t) == _FREE_STORAGE:  # the pool's tensor alone
                 return _alias(t, self.shape, self.strides, 0)
         t = torch.empty_strided(self.shape, self.strides, dtype=self.dtype)
         self.buffers = [t] + self.buffers[:1]

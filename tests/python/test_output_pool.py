@@ -1,5 +1,6 @@
 """Large kernel outputs are recycled only when nothing but the executor holds them."""
 
+import pytest
 import torch
 
 from helpers import compile_fn
@@ -138,3 +139,130 @@ def test_records_do_not_keep_dropped_programs_alive():
     torch._dynamo.reset()
     gc.collect()
     assert recs[0].runner is None and buffer() is None
+
+
+# Every way a user can keep an output's storage without keeping the tensor: the pool must see
+# each as a holder. (torch >= 2.10 keeps a storage's Python object alive as long as any tensor
+# uses the storage, so the Python object adds one use count whether the user holds it or not:
+# only its Python reference count tells.)
+def _untyped(out):
+    return out.untyped_storage()
+
+
+def _typed(out):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TypedStorage is deprecated, not gone
+        return out.storage()
+
+
+def _set_onto(out):
+    return torch.tensor([]).set_(out.untyped_storage())
+
+
+def _storage_slice(out):
+    return out.untyped_storage()[: 1 << 20]  # a storage of its own, on the output's bytes
+
+
+def _in_a_container(out):
+    return {"storage": [out.untyped_storage()]}
+
+
+def _of_a_view(out):
+    return out[100:].untyped_storage()
+
+
+def _read(held):
+    """The held bytes, read through the holder itself."""
+    if isinstance(held, dict):
+        held = held["storage"][0]
+    if isinstance(held, torch.Tensor):
+        held = held.untyped_storage()
+    if not isinstance(held, torch.UntypedStorage):
+        held = held.untyped()  # TypedStorage
+    return bytes(held)
+
+
+@pytest.mark.parametrize("hold", [_untyped, _typed, _set_onto, _storage_slice, _in_a_container, _of_a_view],
+                         ids=lambda h: h.__name__.strip("_"))
+def test_a_held_storage_is_never_overwritten(hold):
+    cf = compile_fn(fn)
+    a1, a2 = inputs(1.0), inputs(2.0)
+    held = hold(cf(*a1))  # the output tensor dies at once; its storage lives on in `held`
+    before = _read(held)
+    assert before[:4096] == fn(*a1).numpy().tobytes()[:4096]
+    for _ in range(3):
+        torch.testing.assert_close(cf(*a2), fn(*a2))
+    assert _read(held) == before
+
+
+def test_a_storage_held_across_many_calls_and_then_dropped():
+    # Held while later results come and go (each dropped at once), then let go: from then on the
+    # pool recycles again.
+    cf = compile_fn(fn)
+    a1, a2 = inputs(1.0), inputs(2.0)
+    st = cf(*a1).untyped_storage()
+    before, held_ptr = bytes(st), st.data_ptr()
+    ptrs = {cf(*a2).data_ptr() for _ in range(5)}
+    assert held_ptr not in ptrs
+    assert len(ptrs) == 1  # the other buffer is recycled meanwhile
+    assert bytes(st) == before
+    del st
+    ptrs = [cf(*a2).data_ptr() for _ in range(5)]
+    assert len(set(ptrs[1:])) == 1
+    torch.testing.assert_close(cf(*a2), fn(*a2))
+
+
+def test_outputs_whose_storage_was_looked_at_are_still_recycled():
+    # Asking for an output's storage (and dropping it) leaves torch's Python object on the
+    # storage for as long as the pool holds it; that alone must not stop the recycling.
+    cf = compile_fn(fn)
+    a = inputs(1.0)
+    out = cf(*a)
+    first = out.data_ptr()
+    assert out.untyped_storage().nbytes() == out.numel() * 4
+    assert _typed(out).size() == out.numel()
+    del out
+    for _ in range(3):
+        out = cf(*a)
+        assert out.data_ptr() == first
+        out.untyped_storage()
+        del out
+    torch.testing.assert_close(cf(*a), fn(*a))
+
+
+def _receive(queue, got, go, verdict):
+    """Another process: takes a tensor, says so, waits for `go`, then says whether the tensor
+    still holds the same values."""
+    t = queue.get()
+    before = t.clone()
+    got.set()
+    go.wait()
+    verdict.put(bool(torch.equal(t, before)))
+
+
+def test_an_output_sent_to_another_process_is_never_overwritten():
+    # torch.multiprocessing moves the storage to shared memory, which the receiver maps: no use
+    # count in this process shows that holder.
+    import torch.multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    queue, verdict, got, go = ctx.Queue(), ctx.Queue(), ctx.Event(), ctx.Event()
+    receiver = ctx.Process(target=_receive, args=(queue, got, go, verdict), daemon=True)
+    receiver.start()
+    try:
+        cf = compile_fn(fn)
+        a1, a2 = inputs(1.0), inputs(2.0)
+        out = cf(*a1)
+        queue.put(out)
+        assert got.wait(120)
+        del out
+        for _ in range(3):
+            torch.testing.assert_close(cf(*a2), fn(*a2))
+        go.set()
+        assert verdict.get(timeout=120)
+    finally:
+        receiver.join(30)
+        if receiver.is_alive():
+            receiver.kill()
