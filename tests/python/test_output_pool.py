@@ -142,7 +142,7 @@ def test_records_do_not_keep_dropped_programs_alive():
 
 
 # Every way a user can keep an output's storage without keeping the tensor: the pool must see
-# each as a holder. (torch >= 2.10 keeps a storage's Python object alive as long as any tensor
+# each as a holder. (torch 2.13 keeps a storage's Python object alive as long as any tensor
 # uses the storage, so the Python object adds one use count whether the user holds it or not:
 # only its Python reference count tells.)
 def _untyped(out):
