@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import functools
 import itertools
-import os
 import time
 import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -27,8 +26,9 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-from . import (aten_table, bias_epilogue, channels_last, constant_folding, decompositions, float_normalization,
-               packed_conv, pool_decompositions, scatter_decompositions, view_motion, weight_packs)
+from . import (aten_table, bias_epilogue, channels_last, constant_folding, decompositions, dumps,
+               float_normalization, packed_conv, pool_decompositions, scatter_decompositions, view_motion,
+               weight_packs)
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
@@ -150,10 +150,9 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     n = next(_counter)
     name = f"g{n}" if tag != "bw" else f"g{n}_bw"
     rec = GraphRecord(name=name, tag=tag, fx_code=gm.code)
-    if config.dump_dir:
-        os.makedirs(config.dump_dir, exist_ok=True)
-        with open(os.path.join(config.dump_dir, f"{name}.fx.txt"), "w") as f:
-            f.write(gm.print_readable(print_output=False))
+    dump_dir = dumps.usable_dir(config.dump_dir)  # "" (after a warning) when it cannot be written
+    if dump_dir:
+        dumps.write(dump_dir, f"{name}.fx.txt", gm.print_readable(print_output=False))
     settings = settings if settings is not None else config.fusion_settings()
     if not settings["enable_autofuse"]:
         return _fallback(rec, gm, "autofuse is off (--enable_autofuse=false)", False)
@@ -185,7 +184,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     try:
         program = _C.compile(
             tr.text,
-            dump_dir=config.dump_dir,
+            dump_dir=dump_dir,
             cache_dir=config.cache_dir,
             cxx=config.cxx,
             enable_fusion=config.enable_fusion,
@@ -218,9 +217,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
             raise
         return _fallback(rec, gm, f"executor: {e}", True)
     rec.runner = runner
-    if config.dump_dir:
-        with open(os.path.join(config.dump_dir, f"{name}.run.py"), "w") as f:
-            f.write(runner.source)
+    dumps.write(dump_dir, f"{name}.run.py", runner.source)
     _publish(rec)
     logger.info(
         "autofuse: graph %s: %d kernel(s) for %d of %d ATen ops in %.3f s (%d C++ compile(s), %d cache hit(s))",
@@ -275,19 +272,13 @@ def no_fusion_reason(tr: Translation) -> str:
             f"{f'; {more} more' if more > 0 else ''})")
 
 
-# CompilerConfig.frontend's values: who captures and fuses the graph.
-FRONTENDS = ("autofuse", "inductor")
-
-
 def get_backend(config: Optional[CompilerConfig] = None) -> Callable:
-    """A torch.compile backend with explicit options (TorchAir style)."""
+    """A torch.compile backend with explicit options (TorchAir style). Raises ValueError on a bad
+    setting (CompilerConfig.validate), before any compile."""
     config = config or CompilerConfig()
-    settings = config.fusion_settings()  # a bad AUTOFUSE_FLAGS fails here, before any compile
-    from . import _C
-
-    _C.parse_sanitize(config.sanitize)  # so does a bad AUTOFUSE_SANITIZE
-    if config.frontend not in FRONTENDS:
-        raise ValueError(f"autofuse: unknown frontend {config.frontend!r}; valid: {', '.join(FRONTENDS)}")
+    configure_logging()
+    config.validate()  # a bad option, AUTOFUSE_* variable or flag fails here, not per graph
+    settings = config.fusion_settings()
     if config.frontend == "inductor":
         from .inductor import compile_graph as inductor_compile
 

@@ -3,27 +3,149 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import os
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Union
+
+# The words a boolean environment variable (AUTOFUSE_FUSION, AUTOFUSE_TUNE, ...) may hold, any
+# case; "" or unset keeps the default, anything else is a ValueError naming the variable.
+_TRUE_WORDS = ("1", "true", "yes", "on")
+_FALSE_WORDS = ("0", "false", "no", "off")
 
 
 def _env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
+    return os.environ.get(name) or default
 
 
 def _env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
-    if value is None or value == "":
+    if value is None or value.strip() == "":
         return default
-    return value.strip().lower() not in ("0", "false", "no", "off")
+    word = value.strip().lower()
+    if word in _TRUE_WORDS:
+        return True
+    if word in _FALSE_WORDS:
+        return False
+    raise ValueError(f"autofuse: bad value {value!r} for the environment variable {name}; valid values: "
+                     f"{', '.join(_TRUE_WORDS)} (on), {', '.join(_FALSE_WORDS)} (off), any case, or unset")
+
+
+# The values the choice settings take. The core (src/schedule/target.cpp) owns the ISA and target
+# names but exposes only the ISAs this host runs (_C.host_isas()): ISAS and TARGETS copy its
+# tables (tests/python/test_compile_args.py checks the core accepts each), FRONTENDS is
+# Python's own (backend.py, inductor/).
+ISAS = ("avx512", "avx2", "scalar")
+TARGETS = ("cpu", "ascendc")
+FRONTENDS = ("autofuse", "inductor")
+
+
+def _host_isas() -> Sequence[str]:
+    from . import _C
+
+    return list(_C.host_isas())
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """What one CompilerConfig field takes: its type, the environment variable that gives its
+    default ("" when none), and for a choice the valid values ("" first when it means a
+    default), the names of a wider set some of which this host cannot run, and what "" means."""
+
+    kind: Any  # bool, int, str, or "passes" (a str or a sequence of str)
+    env: str = ""
+    optional: bool = False  # None allowed (the fusion fields: None keeps AUTOFUSE_FLAGS' value)
+    choices: Optional[Callable[[], Sequence[str]]] = None
+    known: Sequence[str] = ()  # every name of the set (choices() may be the host's part of it)
+    empty: str = ""  # what "" means, when "" is valid
+
+
+# Every CompilerConfig field, in declaration order: the one table CompilerConfig.validate() checks.
+# Value ranges of the fusion fields and the sanitizer names are the core's rules
+# (src/pipeline/flags.cpp, src/jit/sanitize.cpp): validate() asks the core for those.
+SETTINGS: Dict[str, Setting] = {
+    "dump_dir": Setting(str, "AUTOFUSE_DUMP"),
+    "cache_dir": Setting(str, "AUTOFUSE_CACHE_DIR"),
+    "cxx": Setting(str, "CXX"),
+    "enable_fusion": Setting(bool, "AUTOFUSE_FUSION"),
+    "fallback_on_error": Setting(bool),
+    "tune": Setting(bool, "AUTOFUSE_TUNE"),
+    "pack_weights": Setting(bool, "AUTOFUSE_PACK_WEIGHTS"),
+    "channels_last": Setting(bool, "AUTOFUSE_CHANNELS_LAST"),
+    "isa": Setting(str, "AUTOFUSE_ISA", choices=lambda: [""] + _host_isas(), known=ISAS,
+                   empty="the host's best"),
+    "sanitize": Setting(str, "AUTOFUSE_SANITIZE"),
+    "target": Setting(str, "AUTOFUSE_TARGET", choices=lambda: ("",) + TARGETS, known=TARGETS, empty="cpu"),
+    "frontend": Setting(str, "AUTOFUSE_FRONTEND", choices=lambda: FRONTENDS, known=FRONTENDS),
+    "autofuse_flags": Setting(str, "AUTOFUSE_FLAGS"),
+    "enable_autofuse": Setting(bool, optional=True),
+    "enable_passes": Setting("passes", optional=True),
+    "disable_passes": Setting("passes", optional=True),
+    "max_fusion_size": Setting(int, optional=True),
+    "max_fusion_inputs": Setting(int, optional=True),
+    "recomputation_threshold": Setting(int, optional=True),
+    "max_reduce_epilogue": Setting(int, optional=True),
+    "emulate_precision_casts": Setting(bool, optional=True),
+}
+
+
+def _env_default(field: str, default: Any) -> Any:
+    """A dataclass field whose default the field's environment variable (SETTINGS) gives."""
+    setting = SETTINGS[field]
+    if setting.kind is bool:
+        return dataclasses.field(default_factory=lambda: _env_bool(setting.env, default))
+    return dataclasses.field(default_factory=lambda: _env_str(setting.env, default))
+
+
+def _option(field: str) -> str:
+    env = SETTINGS[field].env
+    return f"option {field!r}" + (f" / {env}" if env else "")
+
+
+def _type_problem(value: Any, setting: Setting) -> str:
+    """"" when `value` has the setting's type, else what it must be."""
+    if value is None and setting.optional:
+        return ""
+    none = " or None" if setting.optional else ""
+    if setting.kind is bool:
+        return "" if isinstance(value, bool) else f"must be a bool: True or False{none}"
+    if setting.kind is int:
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        return "" if ok else f"must be an int{none}"
+    if setting.kind == "passes":
+        ok = isinstance(value, str) or (isinstance(value, (list, tuple))
+                                         and all(isinstance(v, str) for v in value))
+        return "" if ok else f"must be a str (\"a,b\") or a list of str{none}"
+    return "" if isinstance(value, str) else "must be a str"
+
+
+def _choice_problem(field: str, value: str, setting: Setting) -> str:
+    """"" when `value` is one of the setting's choices, else the error message."""
+    valid = list(setting.choices())
+    if value in valid:
+        return ""
+    listed = ", ".join(f"{v!r}" + (f" ({setting.empty})" if v == "" and setting.empty else "") for v in valid)
+    if value in setting.known:  # a name the core knows, not for this host
+        return (f"autofuse: {field} {value!r} does not run on this host ({_option(field)}); "
+                f"valid values here: {listed}")
+    text = f"autofuse: unknown {field} {value!r} ({_option(field)}); valid values: {listed}"
+    near = value.strip().lower()
+    if near != value and (near in valid or near in setting.known):
+        text += (f"; names are exact (lower case, no spaces): did you mean {near!r}"
+                 f"{'' if near in valid else ', which this host does not run'}? (refused, not "
+                 f"normalized, so a typo never silently picks another setting)")
+    return text
 
 
 @dataclasses.dataclass
 class CompilerConfig:
     """Options of the autofuse backend (TorchAir style: build one, pass it to get_backend).
 
-    Defaults are read from the environment when the config is created:
-      dump_dir         AUTOFUSE_DUMP        write every IR stage of every graph there
+    Defaults are read from the environment when the config is created (a boolean variable
+    takes 1/true/yes/on or 0/false/no/off, any case; another word is a ValueError naming it):
+      dump_dir         AUTOFUSE_DUMP        write every IR stage of every graph there (created
+                                            if missing; if it cannot be written, e.g. a file or
+                                            /proc/x, a warning naming it and the OS error, once,
+                                            and graphs compile and run without dumps)
       cache_dir        AUTOFUSE_CACHE_DIR   JIT disk cache ("" = the core's private default)
       cxx              CXX                  the system C++ compiler (default "g++")
       enable_fusion    AUTOFUSE_FUSION      false: every fusible op its own kernel
@@ -43,10 +165,11 @@ class CompilerConfig:
                                             vector work between them in it
                                             (channels_last.py); on by default.
       isa              AUTOFUSE_ISA         the kernels' vector ISA: avx512, avx2 or scalar, one
-                                            the host runs ("" = the host's best); a way to test
-                                            every kernel path on one machine.
-      target           AUTOFUSE_TARGET      what kernels become: "cpu" (C++, the default) or
-                                            "ascendc": Ascend C for every kernel the Ascend C
+                                            the host runs, autofuse.host_isas() ("" = the host's
+                                            best); a way to test every kernel path on one
+                                            machine.
+      target           AUTOFUSE_TARGET      what kernels become: "cpu" (C++, the default, also
+                                            "") or "ascendc": Ascend C for every kernel the Ascend C
                                             emitter prints, built and run against ascendc_emu,
                                             which checks the device's rules (docs/ascendc.md);
                                             the rest stay C++.
@@ -79,26 +202,30 @@ class CompilerConfig:
                                                          it; default False: kept in f32 until
                                                          stored (CANN's precision pass, Inductor)
     fusion_settings() combines them and raises FlagError (a ValueError, autofuse._C.FlagError)
-    naming the bad flag; get_backend() calls it, so a bad setting fails before any compile and
-    never becomes an eager fallback. enable_fusion=False (one kernel per op) is separate and
-    wins over the flags.
+    naming the bad flag. enable_fusion=False (one kernel per op) is separate and wins over the
+    flags.
+
+    Every setting is checked when the backend is made: get_backend() (and so backend="autofuse"
+    with options=) calls validate(), which raises ValueError naming the option, its environment
+    variable and the valid values, before any compile, so a bad setting never becomes an eager
+    fallback per graph. Types are strict (a bool field takes True/False, an int field an int)
+    and names exact lower case ("AVX2", "AscendC" are refused with a hint). The rules are the
+    table SETTINGS; the flag ranges and sanitizer names are the core's.
     """
 
-    dump_dir: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_DUMP"))
-    cache_dir: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_CACHE_DIR"))
-    cxx: str = dataclasses.field(default_factory=lambda: _env_str("CXX") or "g++")
-    enable_fusion: bool = dataclasses.field(
-        default_factory=lambda: _env_bool("AUTOFUSE_FUSION", True)
-    )
+    dump_dir: str = _env_default("dump_dir", "")
+    cache_dir: str = _env_default("cache_dir", "")
+    cxx: str = _env_default("cxx", "g++")
+    enable_fusion: bool = _env_default("enable_fusion", True)
     fallback_on_error: bool = True
-    tune: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_TUNE", False))
-    pack_weights: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_PACK_WEIGHTS", True))
-    channels_last: bool = dataclasses.field(default_factory=lambda: _env_bool("AUTOFUSE_CHANNELS_LAST", True))
-    isa: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_ISA"))
-    sanitize: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_SANITIZE"))
-    target: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_TARGET"))
-    frontend: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_FRONTEND") or "autofuse")
-    autofuse_flags: str = dataclasses.field(default_factory=lambda: _env_str("AUTOFUSE_FLAGS"))
+    tune: bool = _env_default("tune", False)
+    pack_weights: bool = _env_default("pack_weights", True)
+    channels_last: bool = _env_default("channels_last", True)
+    isa: str = _env_default("isa", "")
+    sanitize: str = _env_default("sanitize", "")
+    target: str = _env_default("target", "")
+    frontend: str = _env_default("frontend", "autofuse")
+    autofuse_flags: str = _env_default("autofuse_flags", "")
     enable_autofuse: Optional[bool] = None
     enable_passes: Optional[Union[str, Sequence[str]]] = None
     disable_passes: Optional[Union[str, Sequence[str]]] = None
@@ -107,6 +234,41 @@ class CompilerConfig:
     recomputation_threshold: Optional[int] = None
     max_reduce_epilogue: Optional[int] = None
     emulate_precision_casts: Optional[bool] = None
+
+    def __post_init__(self) -> None:
+        for field in ("dump_dir", "cache_dir"):  # a pathlib.Path is a path too
+            value = getattr(self, field)
+            if isinstance(value, os.PathLike):
+                setattr(self, field, os.fspath(value))
+
+    def validate(self) -> None:
+        """Raises ValueError naming the option (and its environment variable) and the valid
+        values for any bad setting; get_backend() calls it, so a bad setting fails when the
+        backend is made, before any compile, and never becomes a per-graph eager fallback.
+
+        The rules, all in SETTINGS: each field's type (a bool field takes only True/False, an
+        int field only an int: "no", "false" or "4" are refused, never read as text); isa one
+        of the ISAs the host runs (autofuse.host_isas()) or "", target "cpu", "ascendc" or "",
+        frontend "autofuse" or "inductor", each exact lower case ("AVX2" is refused with a
+        hint, not normalized); and the core's own rules: the fusion flags and typed fusion
+        fields (fusion_settings(): FlagError, a ValueError) and the sanitizer names
+        (_C.parse_sanitize: FlagError)."""
+        from . import _C
+
+        self.fusion_settings()  # the core's rules first: its messages name the flag
+        for field, setting in SETTINGS.items():
+            value = getattr(self, field)
+            problem = _type_problem(value, setting)
+            if problem:
+                raise ValueError(f"autofuse: {_option(field)} {problem}; got {value!r} ({type(value).__name__})")
+            if setting.choices is not None:
+                problem = _choice_problem(field, value, setting)
+                if problem:
+                    raise ValueError(problem)
+        try:
+            _C.parse_sanitize(self.sanitize)
+        except _C.FlagError as e:  # its message starts "AUTOFUSE_SANITIZE: "
+            raise _C.FlagError(f"autofuse: option 'sanitize' / {e}") from None
 
     def tuning_file(self) -> str:
         """The tuning table's path when `tune` is on (in the JIT cache dir), else ""."""
@@ -135,7 +297,7 @@ class CompilerConfig:
         def text(flag: str, value: Any) -> str:
             if isinstance(value, bool):
                 value = "true" if value else "false"
-            elif not isinstance(value, str) and flag.endswith("_pass"):
+            elif isinstance(value, (list, tuple)) and flag.endswith("_pass"):
                 value = ",".join(str(v) for v in value)
             value = str(value)
             if ";" in value:

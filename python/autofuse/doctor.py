@@ -50,8 +50,8 @@ def _kernel_check(config: CompilerConfig) -> Finding:
     what, fix = "kernel", "fix the problems above; `AUTOFUSE_LOG=debug` shows the compiler's command and output"
     x = torch.randn(64, 33)
     with tempfile.TemporaryDirectory(prefix="autofuse-doctor-") as cache:
-        backend = get_backend(config.replace(cache_dir=cache, fallback_on_error=False))
-        try:
+        try:  # get_backend raises ValueError on a bad setting (AUTOFUSE_TARGET=cuda): reported too
+            backend = get_backend(config.replace(cache_dir=cache, fallback_on_error=False))
             with collect_records() as recs:
                 got = torch.compile(f, backend=backend)(x)
         except Exception as e:  # the problem to report (a ToolchainError, a CompileError)

@@ -1,6 +1,8 @@
 """torch.compile's `mode=` and `options=` reach autofuse (CompilerConfig.from_compile_args):
 the modes users pass by habit are accepted with their documented meaning, options are
 CompilerConfig fields, and anything else is a clear error, never an eager fallback."""
+import re
+
 import pytest
 import torch
 
@@ -43,3 +45,110 @@ def test_unknown_option_names_the_valid_ones():
 def test_unknown_mode_names_the_valid_ones():
     with pytest.raises(Exception, match=r"unknown mode 'fastest'.*max-autotune"):
         torch.compile(f, backend="autofuse", mode="fastest")(torch.randn(4))
+
+
+# Settings are validated when the backend is made (CompilerConfig.validate, config.SETTINGS):
+# names, values, case and types, with a ValueError naming the option and the valid values,
+# before any graph compiles. Each of these once ran every graph eagerly with a warning, or
+# (bools) silently read a string as True.
+BAD_OPTIONS = [
+    ({"isa": "AVX2"}, r"unknown isa 'AVX2' \(option 'isa' / AUTOFUSE_ISA\); valid values: '' \(the host's best\), "
+                      r".*'scalar'; .*did you mean 'avx2'"),
+    ({"isa": "sse2"}, r"unknown isa 'sse2'.*valid values: ''.*'scalar'"),
+    ({"isa": " avx2"}, r"unknown isa ' avx2'.*did you mean 'avx2'"),
+    ({"target": "AscendC"}, r"unknown target 'AscendC' \(option 'target' / AUTOFUSE_TARGET\); "
+                            r"valid values: '' \(cpu\), 'cpu', 'ascendc'; .*did you mean 'ascendc'\?"),
+    ({"target": "cuda"}, r"unknown target 'cuda'.*valid values: '' \(cpu\), 'cpu', 'ascendc'$"),
+    ({"frontend": "xla"}, r"unknown frontend 'xla'.*valid values: 'autofuse', 'inductor'"),
+    ({"tune": "no"}, r"option 'tune' / AUTOFUSE_TUNE must be a bool: True or False; got 'no' \(str\)"),
+    ({"pack_weights": "false"}, r"option 'pack_weights' / AUTOFUSE_PACK_WEIGHTS must be a bool.*got 'false'"),
+    ({"channels_last": 0}, r"option 'channels_last' / AUTOFUSE_CHANNELS_LAST must be a bool.*got 0 \(int\)"),
+    ({"fallback_on_error": "False"}, r"option 'fallback_on_error' must be a bool"),
+    ({"enable_autofuse": "true"}, r"option 'enable_autofuse' must be a bool: True or False or None; got 'true'"),
+    ({"max_fusion_size": "4"}, r"option 'max_fusion_size' must be an int or None; got '4' \(str\)"),
+    ({"dump_dir": 3}, r"option 'dump_dir' / AUTOFUSE_DUMP must be a str; got 3 \(int\)"),
+    ({"sanitize": "Address"}, r"option 'sanitize' / AUTOFUSE_SANITIZE: unknown sanitizer 'Address' "
+                              r"\(known: address, undefined\)"),
+]
+
+
+@pytest.mark.parametrize("options, message", BAD_OPTIONS, ids=[repr(o) for o, _ in BAD_OPTIONS])
+def test_bad_setting_is_refused_when_the_backend_is_made(options, message):
+    with pytest.raises(ValueError, match=message):
+        autofuse.get_backend(autofuse.CompilerConfig(**options))
+    with pytest.raises(Exception) as info:  # torch.compile's options=: Dynamo wraps it
+        torch.compile(f, backend="autofuse", options=options)(torch.randn(4))
+    assert isinstance(getattr(info.value, "inner_exception", info.value), ValueError)
+    assert re.search(message, str(info.value), re.M), str(info.value)
+    assert autofuse.compiled_graphs() == []  # refused before any compile, not an eager fallback
+
+
+@pytest.mark.parametrize("var, value, message", [
+    ("AUTOFUSE_ISA", "AVX2", r"unknown isa 'AVX2' \(option 'isa' / AUTOFUSE_ISA\).*did you mean 'avx2'"),
+    ("AUTOFUSE_TARGET", "cuda", r"unknown target 'cuda' \(option 'target' / AUTOFUSE_TARGET\)"),
+    ("AUTOFUSE_FRONTEND", "xla", r"unknown frontend 'xla'"),
+    ("AUTOFUSE_TUNE", "maybe", r"bad value 'maybe' for the environment variable AUTOFUSE_TUNE; valid values: 1, true, "
+                               r"yes, on \(on\), 0, false, no, off \(off\)"),
+    ("AUTOFUSE_PACK_WEIGHTS", "flase", r"bad value 'flase' for the environment variable AUTOFUSE_PACK_WEIGHTS"),
+])
+def test_bad_environment_variable_is_refused_naming_it(monkeypatch, var, value, message):
+    monkeypatch.setenv(var, value)
+    with pytest.raises(Exception, match=message):
+        torch.compile(f, backend="autofuse")(torch.randn(4))
+    with pytest.raises(ValueError, match=message):
+        autofuse.get_backend()  # its CompilerConfig() reads the variable
+    assert autofuse.compiled_graphs() == []
+
+
+@pytest.mark.parametrize("value, expected", [("1", True), ("Yes", True), (" ON ", True), ("true", True),
+                                             ("0", False), ("FALSE", False), ("off", False), ("", True)])
+def test_boolean_environment_words(monkeypatch, value, expected):
+    monkeypatch.setenv("AUTOFUSE_PACK_WEIGHTS", value)
+    assert autofuse.CompilerConfig().pack_weights is expected
+
+
+def test_valid_settings_are_accepted():
+    for isa in [""] + autofuse.host_isas():
+        autofuse.get_backend(autofuse.CompilerConfig(isa=isa))
+    for target in ["", "cpu", "ascendc"]:
+        autofuse.get_backend(autofuse.CompilerConfig(target=target))
+    autofuse.get_backend(autofuse.CompilerConfig(tune=True, pack_weights=False, enable_autofuse=None,
+                                                 max_fusion_size=8, enable_passes=["reduce"],
+                                                 disable_passes="concat", sanitize="undefined"))
+
+
+def test_an_isa_the_host_does_not_run_is_refused(monkeypatch):
+    from autofuse import config
+
+    monkeypatch.setattr(config, "_host_isas", lambda: ["avx2", "scalar"])  # an AVX2 machine
+    with pytest.raises(ValueError, match=r"isa 'avx512' does not run on this host \(option 'isa' / AUTOFUSE_ISA\); "
+                                         r"valid values here: '' \(the host's best\), 'avx2', 'scalar'$"):
+        autofuse.get_backend(autofuse.CompilerConfig(isa="avx512"))
+    with pytest.raises(ValueError, match=r"did you mean 'avx512', which this host does not run\?"):
+        autofuse.get_backend(autofuse.CompilerConfig(isa="AVX512"))
+
+
+def test_a_path_object_is_a_path(tmp_path):
+    config = autofuse.CompilerConfig(dump_dir=tmp_path / "dump", cache_dir=tmp_path / "cache")
+    assert (config.dump_dir, config.cache_dir) == (str(tmp_path / "dump"), str(tmp_path / "cache"))
+    autofuse.get_backend(config)
+
+
+def test_the_value_tables_match_the_core():
+    """config.ISAS and TARGETS copy the core's names (src/schedule/target.cpp): each is one the
+    core accepts (an ISA this host lacks: the core says so), and the core refuses other cases."""
+    from autofuse import _C
+    from autofuse.config import ISAS, TARGETS
+
+    assert set(autofuse.host_isas()) <= set(ISAS)
+    for isa in ISAS:
+        if isa in autofuse.host_isas():
+            _C.ascir_source("", isa=isa)
+        else:
+            with pytest.raises(_C.CompileError, match="does not run on this host"):
+                _C.ascir_source("", isa=isa)
+    for target in TARGETS:
+        _C.ascir_source("", target=target)
+    for bad in [{"isa": "AVX2"}, {"target": "AscendC"}]:
+        with pytest.raises(_C.CompileError, match="unknown"):
+            _C.ascir_source("", **bad)

@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import torch
 
+from .. import dumps
 from ..config import CompilerConfig
 from ..log import logger
 from . import runtime
@@ -131,10 +132,12 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
             return inductors_own(e)
         logger.info("autofuse: Inductor graph %s: %d of %d fusion groups are AscIR kernels",
                     name, len(rec.kernels), len(rec.groups))
-        if config.dump_dir:
+        directory = dumps.usable_dir(config.dump_dir)  # "" (after a warning) when unusable
+        if directory:
             from .report import dump
 
-            dump(rec, config.dump_dir)
+            with dumps.guarded(directory):
+                dump(rec, directory)
         return compiled
 
     with functorch_config.patch(enable_autograd_cache=False):
