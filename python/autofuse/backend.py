@@ -32,7 +32,7 @@ from . import (aten_table, bias_epilogue, channels_last, constant_folding, decom
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
-from .ir_nodes import is_alias
+from .ir_nodes import computes, is_alias
 from .log import configure as configure_logging, logger
 
 
@@ -48,6 +48,7 @@ class GraphRecord:
     steps: List[Any] = dataclasses.field(default_factory=list)  # the program's _C.Step records
     num_kernels: int = 0
     fx_ops: int = 0
+    compute_ops: int = 0  # a graph run eagerly untranslated: its computing ATen ops (ir_nodes.computes)
     fallback: str = ""  # why the graph runs eagerly ("" when compiled)
     compile_seconds: float = 0.0
     cxx_compiles: int = 0
@@ -90,8 +91,8 @@ def collect_records() -> Iterator[List[GraphRecord]]:
     _collectors.append(sink)
     try:
         yield sink
-    finally:
-        _collectors.remove(sink)
+    finally:  # this sink, not an equal one: collectors nest (explain's inside a caller's)
+        del _collectors[next(i for i, s in enumerate(_collectors) if s is sink)]
 
 
 def _publish(rec: GraphRecord) -> None:
@@ -126,6 +127,9 @@ def _eager(gm: torch.fx.GraphModule) -> Callable:
 
 def _fallback(rec: GraphRecord, gm: torch.fx.GraphModule, why: str, warn: bool) -> Callable:
     rec.fallback = why
+    if rec.translation is None:  # explain counts the ops of a graph never translated from `gm`
+        rec.fx_ops = sum(1 for n in gm.graph.nodes if n.op == "call_function")
+        rec.compute_ops = sum(1 for n in gm.graph.nodes if computes(n))
     _publish(rec)
     if warn:
         logger.warning("autofuse: graph %s runs eagerly: %s", rec.name, why)

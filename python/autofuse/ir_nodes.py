@@ -93,6 +93,13 @@ def is_alias(fx: torch.fx.Node) -> bool:
     return schema is not None and not schema.is_mutable and any(r.alias_info is not None for r in schema.returns)
 
 
+def computes(fx: torch.fx.Node) -> bool:
+    """Whether an FX node is an ATen op that computes something, the one rule of what explain and
+    the pictures count as an ATen op: a call that is not an alias (is_alias: views, reshapes,
+    permutes, expands, tuple indexing)."""
+    return fx.op == "call_function" and not is_alias(fx)
+
+
 def target_name(target: Any) -> str:
     """'aten.mm.default' for ATen overloads, 'module.name' for Python callables."""
     if isinstance(target, (torch._ops.OpOverload, torch._ops.HigherOrderOperator)):

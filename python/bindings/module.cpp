@@ -429,6 +429,19 @@ af::graph::Graph graph_of(const std::string& name, const SymbolArgs& symbols,
   return g;
 }
 
+/// explain's count of ATen ops as Python hands it to the pictures: (computing ATen ops, of them
+/// in kernels, kernel name -> its own).
+using AtenCounts = std::tuple<int, int, std::map<std::string, int>>;
+
+af::fusion::DotFacts dot_facts(const std::optional<AtenCounts>& aten_ops,
+                               const std::map<std::string, std::string>& value_types) {
+  af::fusion::DotFacts facts;
+  if (aten_ops)
+    std::tie(facts.aten_ops, facts.aten_ops_in_kernels, facts.kernel_aten_ops) = *aten_ops;
+  facts.value_types = value_types;
+  return facts;
+}
+
 /// The Graph IR text of the graph the frontend built (the one Graph IR printer, graph/printer.h).
 std::string print_graph(const std::string& name, const SymbolArgs& symbols,
                         const std::vector<NodeArg>& nodes, const std::vector<int>& outputs) {
@@ -541,18 +554,30 @@ NB_MODULE(_C, m) {
           "The FusedGraph as text.")
       .def(
           "fused_dot",
-          [](const Program& p, bool overview) {
-            return af::fusion::print_dot(p.prog.fused, overview ? af::fusion::DotDetail::Overview
-                                                                : af::fusion::DotDetail::Full);
+          [](const Program& p, bool overview, const std::optional<AtenCounts>& aten_ops,
+             const std::map<std::string, std::string>& value_types) {
+            return af::fusion::print_dot(
+                p.prog.fused,
+                overview ? af::fusion::DotDetail::Overview : af::fusion::DotDetail::Full,
+                dot_facts(aten_ops, value_types));
           },
-          nb::arg("overview") = false,
-          "The FusedGraph as Graphviz DOT (fusion/dot.h); overview: one node per kernel.")
+          nb::arg("overview") = false, nb::arg("aten_ops") = nb::none(),
+          nb::arg("value_types") = std::map<std::string, std::string>{},
+          "The FusedGraph as Graphviz DOT (fusion/dot.h); overview: one node per kernel. "
+          "aten_ops: explain's count (ATen ops that compute, of them in kernels, per kernel "
+          "name its own) for the title and kernel labels; value_types: value name -> type "
+          "text for values Graph IR types as the placeholder i64[] (fusion::DotFacts).")
       .def(
           "kernel_dot",
-          [](const Program& p, const std::string& kernel) {
-            return af::fusion::print_kernel_dot(p.prog.fused, kernel);
+          [](const Program& p, const std::string& kernel, const std::optional<AtenCounts>& aten_ops,
+             const std::map<std::string, std::string>& value_types) {
+            return af::fusion::print_kernel_dot(p.prog.fused, kernel,
+                                                dot_facts(aten_ops, value_types));
           },
-          nb::arg("kernel"), "One kernel (\"k3\") as Graphviz DOT: its ops, inputs and outputs.")
+          nb::arg("kernel"), nb::arg("aten_ops") = nb::none(),
+          nb::arg("value_types") = std::map<std::string, std::string>{},
+          "One kernel (\"k3\") as Graphviz DOT: its ops, inputs and outputs (aten_ops, "
+          "value_types: as fused_dot).")
       .def(
           "rejected",
           [](const Program& p) {

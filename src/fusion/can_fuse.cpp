@@ -88,9 +88,11 @@ int total_compute_nodes(const FusedNode& step) {
 
 FusionDecision cycle_and_input_check(const FusedGraph& fg, const StepIndex& index, int a, int b,
                                      const FusionOptions& opts) {
-  if (int via = index.path_through(a, b); via >= 0)
-    return FusionDecision::no("fusing " + step_label(fg, a) + " into " + step_label(fg, b) +
-                              " would create a cycle through " + step_label(fg, via));
+  if (int via = index.path_through(a, b); via >= 0) {
+    auto [pa, pb] = pair_labels(fg, a, b);  // the names the rejected list gives the pair
+    return FusionDecision::no("fusing " + pa + " into " + pb + " would create a cycle through " +
+                              step_label(fg, via));
+  }
   int inputs = merged_input_count(fg.nodes[a], fg.nodes[b]);
   if (inputs > opts.max_inputs)
     return FusionDecision::no("the merged kernel would read " + std::to_string(inputs) +
@@ -108,9 +110,10 @@ FusionDecision can_fuse_concat(const FusedGraph& fg, const StepIndex& index, int
                                const FusionOptions& opts) {
   const FusedNode& ka = fg.nodes[a];
   const FusedNode& kb = fg.nodes[b];
-  if (ka.is_concat() && kb.is_concat())
-    return FusionDecision::no("both " + step_label(fg, a) + " and " + step_label(fg, b) +
-                              " are concat kernels");
+  if (ka.is_concat() && kb.is_concat()) {
+    auto [pa, pb] = pair_labels(fg, a, b);
+    return FusionDecision::no("the kernels of " + pa + " and " + pb + " are both concat kernels");
+  }
   if (!opts.concat) return FusionDecision::no("concat pass is disabled");
   if (FusionDecision d = cycle_and_input_check(fg, index, a, b, opts); !d.ok) return d;
   ConcatJoin j = plan_concat_join(fg, a, b);

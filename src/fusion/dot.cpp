@@ -154,8 +154,12 @@ std::string aten_title(const graph::Node& n) {
 class DotWriter {
  public:
   /// `focus` >= 0: draw only that step (a kernel), its inputs and its outputs.
-  DotWriter(const FusedGraph& fg, DotDetail detail, int focus = -1)
-      : fg_(fg), g_(fg.source), collapsed_(detail == DotDetail::Overview), focus_(focus) {}
+  DotWriter(const FusedGraph& fg, DotDetail detail, const DotFacts& facts, int focus = -1)
+      : fg_(fg),
+        g_(fg.source),
+        facts_(facts),
+        collapsed_(detail == DotDetail::Overview),
+        focus_(focus) {}
 
   std::string write() {
     index_steps();
@@ -212,12 +216,18 @@ class DotWriter {
       total.written += b.written;
       total.unfused += b.unfused;
     }
+    std::string counts =
+        facts_.aten_ops < 0
+            ? std::to_string(kernels) + " kernel(s), " + std::to_string(aten) + " ATen step(s)"
+            : std::to_string(kernels) + " kernel(s) compute " +
+                  std::to_string(facts_.aten_ops_in_kernels) + " of " +
+                  std::to_string(facts_.aten_ops) + " ATen ops, " +
+                  std::to_string(facts_.aten_ops - facts_.aten_ops_in_kernels) + " left to ATen";
     out_ += "digraph " + quoted(g_.name) + " {\n";
     out_ +=
         "  graph [rankdir=TB, newrank=true, compound=true, fontname=\"Helvetica\", "
         "fontsize=12, labelloc=t, nodesep=0.25, ranksep=0.3, label=" +
-        quoted({"@" + g_.name + ": " + std::to_string(kernels) + " kernel(s), " +
-                    std::to_string(aten) + " ATen step(s), " + std::to_string(fg_.rejected.size()) +
+        quoted({"@" + g_.name + ": " + counts + ", " + std::to_string(fg_.rejected.size()) +
                     " rejected fusion(s)",
                 "kernels move " + human_bytes(total.read + total.written) + " (unfused " +
                     human_bytes(total.unfused) + ")"}) +
@@ -235,10 +245,25 @@ class DotWriter {
         "fontcolor=\"#505050\", arrowsize=0.6];\n";
   }
 
+  /// The type of value `v` as the pictures print it: the frontend's (DotFacts::value_types)
+  /// where it gives one, else the Graph IR's.
+  std::string value_type(int v) const {
+    auto it = facts_.value_types.find(g_.nodes[v].name);
+    return it != facts_.value_types.end() ? it->second : type_text(g_.nodes[v].type);
+  }
+
+  /// "14 ATen op(s), 20 IR op(s)" for a kernel explain counted (DotFacts), else "20 op(s)".
+  std::string op_count(const FusedNode& st) const {
+    std::string ir = std::to_string(st.ops.size());
+    auto it = facts_.kernel_aten_ops.find(st.name);
+    if (facts_.aten_ops < 0 || it == facts_.kernel_aten_ops.end()) return ir + " op(s)";
+    return std::to_string(it->second) + " ATen op(s), " + ir + " IR op(s)";
+  }
+
   /// A value drawn as a plain node: its name and type, its Graph IR line as tooltip.
   void value_node(int v) {
     const graph::Node& n = g_.nodes[v];
-    out_ += "  " + node_id(v) + " [label=" + quoted({clip("%" + n.name), clip(type_text(n.type))}) +
+    out_ += "  " + node_id(v) + " [label=" + quoted({clip("%" + n.name), clip(value_type(v))}) +
             ", shape=ellipse, style=filled, fillcolor=\"#e6e6e6\", color=\"#9a9a9a\", tooltip=" +
             quoted(graph::print_node(g_, v)) + "];\n";
   }
@@ -251,9 +276,7 @@ class DotWriter {
     out_ +=
         "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=12, labelloc=t, nodesep=0.25, "
         "ranksep=0.3, label=" +
-        quoted("@" + g_.name + " kernel " + st.name + ": " + std::to_string(st.ops.size()) +
-               " op(s)") +
-        "];\n";
+        quoted("@" + g_.name + " kernel " + st.name + ": " + op_count(st)) + "];\n";
     style_defaults();
   }
 
@@ -290,7 +313,10 @@ class DotWriter {
     for (int op : st.ops) {
       const graph::Node& n = g_.nodes[op];
       std::vector<std::string> label = {clip(aten_title(n)), clip("%" + n.name)};
-      std::string tooltip = quoted({graph::print_node(g_, op), st.reason});
+      std::vector<std::string> tip = {graph::print_node(g_, op), st.reason};
+      if (auto it = facts_.value_types.find(n.name); it != facts_.value_types.end())
+        tip.insert(tip.begin() + 1, "returns " + it->second);  // the IR's type is a placeholder
+      std::string tooltip = quoted(tip);
       if (class_of(g_, op) == OpClass::View) {
         out_ += "  " + node_id(op) + " [label=" + quoted(label) +
                 ", style=\"rounded,dashed\", color=\"#8c8c8c\", fontcolor=\"#505050\", "
@@ -312,7 +338,7 @@ class DotWriter {
     std::string case_list;
     for (size_t i = 0; i < cases.size(); ++i) case_list += (i ? ", " : "") + cases[i];
     std::vector<std::string> label = {
-        st.name + ": " + std::to_string(st.ops.size()) + " op(s)",
+        st.name + ": " + op_count(st),
         "read " + human_bytes(b.read) + ", write " + human_bytes(b.written),
         "unfused " + human_bytes(b.unfused)};
     if (!cases.empty()) label.push_back(clip("tiling: " + case_list, 2 * kMaxLine));
@@ -349,14 +375,23 @@ class DotWriter {
               ", shape=ellipse, style=filled, fillcolor=\"#e6e6e6\", color=\"#9a9a9a\"];\n";
   }
 
+  /// The rejection drawn on the edge carrying value `v` into op `op`: its own, or (collapsed,
+  /// where one edge stands for all between two kernels) one between the same two kernels.
+  std::map<std::pair<int, int>, std::string>::const_iterator rejection(int v, int op) const {
+    auto it = rejected_edge_.find({v, op});
+    if (it != rejected_edge_.end() || !collapsed_) return it;
+    for (it = rejected_edge_.begin(); it != rejected_edge_.end(); ++it)
+      if (shown(it->first.first) == shown(v) && shown(it->first.second) == shown(op)) break;
+    return it;
+  }
+
   /// The attributes of the edge carrying value `v` into op `op` of step `s`.
   std::string edge_attrs(int v, int op, int s) {
     const graph::Node& n = g_.nodes[v];
-    std::vector<std::string> attrs = {"tooltip=" +
-                                      quoted("%" + n.name + " : " + type_text(n.type))};
+    std::string type = value_type(v);
+    std::vector<std::string> attrs = {"tooltip=" + quoted("%" + n.name + " : " + type)};
     bool crossing = step_of_[v] != s;
-    std::string type = type_text(n.type);
-    auto it = rejected_edge_.find({v, op});
+    auto it = rejection(v, op);
     bool rejected = it != rejected_edge_.end();  // its reason is the label
     if (crossing && !rejected && type.size() <= kMaxEdgeLabel && labelled_.insert({v, s}).second)
       attrs.push_back("label=" + quoted(type));
@@ -404,7 +439,7 @@ class DotWriter {
     for (size_t i = 0; i < outs.size(); ++i) {
       int v = outs[i];
       if (!drawn(v)) continue;
-      std::string type = type_text(g_.nodes[v].type);
+      std::string type = value_type(v);
       out_ += "  " + shown(v) + " -> \"out" + std::to_string(i) +
               "\" [tooltip=" + quoted("%" + g_.nodes[v].name + " : " + type) +
               (type.size() <= kMaxEdgeLabel ? ", label=" + quoted(type) : "") + "];\n";
@@ -432,6 +467,7 @@ class DotWriter {
 
   const FusedGraph& fg_;
   const graph::Graph& g_;
+  const DotFacts& facts_;
   bool collapsed_;              // DotDetail::Overview
   int focus_;                   // the one step drawn, or -1: all
   std::set<int> focus_inputs_;  // focus: the values the step reads
@@ -487,14 +523,15 @@ std::vector<std::string> tiling_cases(const FusedNode& step) {
   return out;
 }
 
-std::string print_dot(const FusedGraph& fg, DotDetail detail) {
-  return DotWriter(fg, detail).write();
+std::string print_dot(const FusedGraph& fg, DotDetail detail, const DotFacts& facts) {
+  return DotWriter(fg, detail, facts).write();
 }
 
-std::string print_kernel_dot(const FusedGraph& fg, const std::string& kernel) {
+std::string print_kernel_dot(const FusedGraph& fg, const std::string& kernel,
+                             const DotFacts& facts) {
   for (size_t s = 0; s < fg.nodes.size(); ++s)
     if (fg.nodes[s].kind == FusedNode::Kind::Kernel && fg.nodes[s].name == kernel)
-      return DotWriter(fg, DotDetail::Full, static_cast<int>(s)).write();
+      return DotWriter(fg, DotDetail::Full, facts, static_cast<int>(s)).write();
   throw CompileError("fusedgraph @" + fg.source.name + " has no kernel @" + kernel);
 }
 

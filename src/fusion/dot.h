@@ -2,6 +2,7 @@
 // debug dump (`<graph>.fused.dot`).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,21 @@ std::vector<std::string> tiling_cases(const ascir::AscGraph& kernel);
 /// "s<i>: <case>" for each case of segment i.
 std::vector<std::string> tiling_cases(const FusedNode& step);
 
+/// What the frontend knows of a graph that its Graph IR does not say, for the pictures explain
+/// draws (python/autofuse/explain.py). Empty (the debug dump, autofuse-opt --emit=dot): the
+/// pictures count steps and Graph IR ops, and type every value as the Graph IR does.
+struct DotFacts {
+  /// explain's one count of ATen ops (explain.op_counts): the graph's ATen ops that compute
+  /// (views, aliases and nodes the frontend synthesized are not counted), -1 when not given;
+  /// how many of them kernels compute; and per kernel name, its own.
+  int aten_ops = -1;
+  int aten_ops_in_kernels = 0;
+  std::map<std::string, int> kernel_aten_ops;
+  /// Per value name, its type as text where the Graph IR has only the placeholder i64[] (a value
+  /// that is not one tensor of an IR dtype: the tuple an op with several outputs returns).
+  std::map<std::string, std::string> value_types;
+};
+
 /// How much of each kernel a picture shows.
 enum class DotDetail {
   Full,      // every kernel a cluster of its Graph IR ops
@@ -46,11 +62,16 @@ enum class DotDetail {
 /// its ops as tooltip, one edge per pair of steps); ATen steps (Opaque) as orange nodes with
 /// their reason as tooltip (views as dashed ones); graph inputs and outputs as plain nodes;
 /// edges are values, labelled with dtype[shape] where they leave a step; rejected fusions as
-/// red dashed edges with their reason.
-std::string print_dot(const FusedGraph& fg, DotDetail detail = DotDetail::Full);
+/// red dashed edges with their reason (Overview: the edge between their two kernels). The title
+/// counts kernels, ATen steps and rejected fusions; with `facts.aten_ops` it counts the ATen ops
+/// kernels compute of all and those left to ATen instead of steps, and each kernel's label its
+/// ATen ops next to its Graph IR ops.
+std::string print_dot(const FusedGraph& fg, DotDetail detail = DotDetail::Full,
+                      const DotFacts& facts = {});
 
 /// The DOT text of one kernel step of `fg` named `kernel` ("k3"): its cluster as print_dot
 /// draws it, its input values and its outputs. Throws CompileError when there is no such kernel.
-std::string print_kernel_dot(const FusedGraph& fg, const std::string& kernel);
+std::string print_kernel_dot(const FusedGraph& fg, const std::string& kernel,
+                             const DotFacts& facts = {});
 
 }  // namespace af::fusion

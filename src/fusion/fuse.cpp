@@ -25,25 +25,6 @@ bool is_kernel(const FusedGraph& fg, int s) {
   return s >= 0 && fg.nodes[s].kind == FusedNode::Kind::Kernel;
 }
 
-std::string value_label(const FusedGraph& fg, int node) {
-  return "%" + fg.source.nodes[node].name;
-}
-
-/// The first op of step s that reads value v.
-int first_reader(const FusedGraph& fg, int s, int v) {
-  for (int op : fg.nodes[s].ops) {
-    const auto& ops = fg.source.nodes[op].operands;
-    if (std::find(ops.begin(), ops.end(), v) != ops.end()) return op;
-  }
-  return fg.nodes[s].ops.front();
-}
-
-/// The report labels of a candidate: "%v" -> the op of b reading it, or both steps' labels.
-std::pair<std::string, std::string> labels(const FusedGraph& fg, const Candidate& c) {
-  if (c.edge < 0) return {step_label(fg, c.a), step_label(fg, c.b)};
-  return {value_label(fg, c.edge), value_label(fg, first_reader(fg, c.b, c.edge))};
-}
-
 /// The candidate pairs of `fg`, best first. `bytes[v]` is the size of Graph IR value v.
 std::vector<Candidate> candidates(const FusedGraph& fg, const StepIndex& idx,
                                   const std::vector<int64_t>& bytes) {
@@ -145,7 +126,7 @@ void place_merged(FusedGraph& fg, std::vector<int>& ids, const StepIndex& idx, i
 class RejectLog {
  public:
   void add(const FusedGraph& fg, const Candidate& c, std::string reason) {
-    auto [pa, pb] = labels(fg, c);
+    auto [pa, pb] = pair_labels(fg, c.a, c.b);  // c.edge is first_edge(fg, c.a, c.b)
     bool sibling = c.edge < 0;
     auto key = std::make_tuple(pa, pb, sibling);
     auto it = pos_.find(key);

@@ -83,6 +83,28 @@ std::string step_label(const FusedGraph& fg, int step) {
   return "%" + fg.source.nodes[last].name;
 }
 
+int first_edge(const FusedGraph& fg, int a, int b) {
+  const std::vector<int>& ops = fg.nodes[a].ops;
+  int edge = -1;
+  for (int v : fg.nodes[b].inputs)
+    if ((edge < 0 || v < edge) && std::find(ops.begin(), ops.end(), v) != ops.end()) edge = v;
+  return edge;
+}
+
+std::pair<std::string, std::string> pair_labels(const FusedGraph& fg, int a, int b) {
+  int edge = first_edge(fg, a, b);
+  if (edge < 0) return {step_label(fg, a), step_label(fg, b)};
+  int reader = fg.nodes[b].ops.front();  // the first op of b reading the edge
+  for (int op : fg.nodes[b].ops) {
+    const std::vector<int>& operands = fg.source.nodes[op].operands;
+    if (std::find(operands.begin(), operands.end(), edge) != operands.end()) {
+      reader = op;
+      break;
+    }
+  }
+  return {"%" + fg.source.nodes[edge].name, "%" + fg.source.nodes[reader].name};
+}
+
 int64_t value_bytes(const graph::Graph& g, int node) {
   const graph::TensorType& t = g.nodes[node].type;
   return t.numel().eval(g.hints()) * dtype_size(t.dtype);

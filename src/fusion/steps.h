@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fusion/fused_graph.h"
@@ -31,6 +32,13 @@ struct StepIndex {
 
 /// The name a report uses for a step: "%NAME" of its last Graph IR op.
 std::string step_label(const FusedGraph& fg, int step);
+/// The lowest Graph IR value step b reads that step a computes (a producer -> consumer edge),
+/// or -1 when b reads nothing of a's (siblings, or steps with no edge between them).
+int first_edge(const FusedGraph& fg, int a, int b);
+/// The names a report gives steps a < b as a pair, one rule for the rejected list, the pictures'
+/// red edges and the policy's reasons: with an edge (first_edge), "%v" (the value flowing) and
+/// the first op of b reading it; without one, both steps' labels (step_label).
+std::pair<std::string, std::string> pair_labels(const FusedGraph& fg, int a, int b);
 /// The size in bytes of Graph IR value `node`, its symbolic sizes evaluated at the symbol hints.
 int64_t value_bytes(const graph::Graph& g, int node);
 /// The loop axes of a kernel as "[s0, 1000]" (the sizes of its original axes, in order).

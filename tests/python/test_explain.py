@@ -3,6 +3,7 @@ rejected fusions with reasons, counts, and the Graphviz picture of the fused gra
 
 import logging
 import os
+import re
 import shutil
 import xml.etree.ElementTree as ET
 
@@ -66,11 +67,13 @@ def test_explain_kernel_ops_bytes_and_tiling_cases():
     assert [op for op, _node, _reason in g.fallbacks] == ["aten.cumsum.default"]
     assert "aten.cumsum.default" in g.fallbacks[0][2]  # the reason names the op
     # The C++ DOT printer counts the same bytes.
-    assert r'label="k0: 4 op(s)\lread 160 B, write 128 B\lunfused 800 B\ltiling: elementwise\l"' in g.dot
-    assert r'label="k1: 2 op(s)\lread 256 B, write 128 B\lunfused 640 B\ltiling: elementwise\l"' in g.dot
+    assert (r'label="k0: 3 ATen op(s), 4 IR op(s)\lread 160 B, write 128 B\lunfused 800 B\ltiling: elementwise\l"'
+            in g.dot)
+    assert (r'label="k1: 2 ATen op(s), 2 IR op(s)\lread 256 B, write 128 B\lunfused 640 B\ltiling: elementwise\l"'
+            in g.dot)
     text = str(report)
-    assert "kernel  ops   read  written  unfused  saved  tiling cases" in text
-    assert "  k0        4  160 B    128 B    800 B    64%  elementwise" in text
+    assert "kernel  ATen ops  IR ops   read  written  unfused  saved  tiling cases" in text
+    assert "  k0             3       4  160 B    128 B    800 B    64%  elementwise" in text
     assert "Graph IR: mul %mul, broadcast %" in text
 
 
@@ -199,3 +202,154 @@ def test_explain_inference_runs_no_backward():
     with torch.no_grad():
         report = autofuse.explain(Block(), torch.randn(8, 8))
     assert [g.tag for g in report.graphs] == ["inference"]
+
+
+# Issue 40: an unusable picture_dir; explain's counts, views, rejected edges, tuple types,
+# graph breaks, enable_autofuse=False and per-kernel pictures.
+
+
+@pytest.mark.parametrize("where", ["proc", "file"])
+def test_explain_unusable_picture_dir_warns_and_returns_the_report(tmp_path, caplog, where):
+    directory = "/proc/pics" if where == "proc" else str(tmp_path / "a_file")
+    if where == "file":
+        (tmp_path / "a_file").write_text("not a directory")
+    x, b = torch.randn(4, 8), torch.randn(8)
+    with caplog.at_level(logging.WARNING, logger="autofuse"):
+        report = autofuse.explain(fn, x, b, picture_dir=directory)
+    torch.testing.assert_close(report.output, fn(x, b))
+    assert report.num_kernels == 2 and all(g.pictures == {} for g in report.graphs)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("picture_dir" in w and directory in w and "[Errno" in w for w in warnings), warnings
+    assert report.pictures_not_written.startswith(f"picture_dir {directory!r} is unusable: [Errno")
+    assert f"pictures not written: picture_dir {directory!r} is unusable" in str(report)
+
+
+@pytest.fixture(scope="module")
+def bert_report(tmp_path_factory):
+    """explain of a tiny BertModel (random weights, 2 layers), pictures drawn (DOT only
+    without Graphviz): views between its linears, SDPA's tuple output, rejected fusions."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                  intermediate_size=64, max_position_embeddings=32)
+    model = transformers.BertModel(cfg).eval()
+    with torch.no_grad():
+        return autofuse.explain(model, torch.randint(0, 100, (2, 8)), picture_dir=str(tmp_path_factory.mktemp("pics")))
+
+
+def test_explain_views_are_one_line_not_left_to_aten(bert_report):
+    (g,) = bert_report.graphs
+    text = str(bert_report)
+    assert len(g.aliases) > 30  # BERT's reshapes and permutes around its linears
+    assert not [op for op, _node, reason in g.left_out if "alias" in reason or op == "operator.getitem"]
+    assert "runs as an ATen alias" not in text
+    assert f"  views and aliases ATen runs (not counted): {len(g.aliases)} (aten.view.default x" in text
+    assert {op for op, _n, _r in g.left_out} == {"aten.gather.default", "aten.embedding.default", "aten.addmm.default",
+                                                "aten._scaled_dot_product_flash_attention_for_cpu.default"}
+
+
+def test_explain_text_table_and_pictures_count_the_same_ops(bert_report):
+    (g,) = bert_report.graphs
+    text = str(bert_report)
+    left = g.compute_ops - g.fused_compute_ops
+    assert len(g.left_out) == left > 0
+    assert sum(len(k.aten_ops) for k in g.kernels) == g.fused_compute_ops
+    assert f"{g.fused_compute_ops} of {g.compute_ops} computing ATen ops replaced" in text
+    assert f"{g.fused_compute_ops}/{g.compute_ops} computing ATen ops fused, {left} left to ATen" in text
+    title = (f"{len(g.kernels)} kernel(s) compute {g.fused_compute_ops} of {g.compute_ops} ATen ops, "
+             f"{left} left to ATen")
+    assert title in g.dot and title in g.overview_dot and "ATen step(s)" not in g.dot
+    for k in g.kernels:  # the table's row, the cluster's label and the kernel's own picture
+        assert re.search(rf"\n  {k.name} +{len(k.aten_ops)} +{len(k.ops)} ", text), k.name
+        label = f"{k.name}: {len(k.aten_ops)} ATen op(s), {len(k.ops)} IR op(s)"
+        assert label in g.dot and label in g.overview_dot and label in g.kernel_dots[k.name]
+
+
+def _dot_edges(dot):
+    """(from node, to node, attributes) of the edges of a DOT text, and each node's label."""
+    labels = dict(re.findall(r'^  "(\w+)" \[label="([^"]*)"', dot, re.M))
+    labels.update(re.findall(r'^    "(\w+)" \[label="([^"]*)"', dot, re.M))  # ops inside clusters
+    return re.findall(r'^  "(\w+)" -> "(\w+)" \[(.*)\];$', dot, re.M), labels
+
+
+def test_explain_rejected_fusion_names_the_edge_it_draws(bert_report):
+    (g,) = bert_report.graphs
+    assert g.rejected and not any(r.sibling for r in g.rejected)
+    edges, labels = _dot_edges(g.dot)
+    red = [(a, b, attrs) for a, b, attrs in edges if "rejected: " in attrs]
+    assert len(red) == len(g.rejected)
+    for r in g.rejected:
+        m = re.match(r"fusing (%\w+) into (%\w+) would create a cycle", r.reason)
+        assert m and m.groups() == (r.producer, r.consumer), str(r)  # the reason's pair is the record's
+        (edge,) = [(a, b) for a, b, attrs in red if f'labeltooltip="{r.reason}"' in attrs]
+        for node, name in zip(edge, (r.producer, r.consumer)):  # op labels: "%add_4", "cast %clone"
+            assert labels[node] == name or labels[node].endswith(" " + name), (labels[node], name)
+        assert f"    {r.producer} -> {r.consumer}: fusing {r.producer} into {r.consumer}" in str(bert_report)
+    overview, _ = _dot_edges(g.overview_dot)
+    assert len([e for e in overview if "rejected: " in e[2]]) == len(g.rejected)
+
+
+def test_explain_pictures_type_sdpa_output_as_its_tuple(bert_report):
+    (g,) = bert_report.graphs
+    for dot in (g.dot, g.overview_dot):
+        assert 'label="i64[]"' not in dot and ': i64[]"' not in dot
+        tooltips = re.findall(r'tooltip="%_scaled_dot_product_flash_attention_for_cpu : ([^"]*)"', dot)
+        assert tooltips and set(tooltips) == {"(f32[2, 2, 8, 16], f32[2, 2, 8])"}
+
+
+def test_explain_lists_each_kernel_picture(bert_report):
+    (g,) = bert_report.graphs
+    text = str(bert_report)
+    for k in g.kernels:
+        ext = "svg" if shutil.which("dot") else "dot"
+        assert k.picture.endswith(f"{g.name}.{k.name}.{ext}") and os.path.getsize(k.picture) > 0
+        assert f"  kernel {k.name}: " in text and f"    picture: {k.picture}\n" in text
+    assert f"; {len(g.kernels)} per kernel, listed with each kernel" in text
+
+
+def test_explain_with_autofuse_disabled_says_so_and_counts_the_ops():
+    x, b = torch.randn(4, 8), torch.randn(8)
+    report = autofuse.explain(fn, x, b, config=autofuse.CompilerConfig(enable_autofuse=False))
+    torch.testing.assert_close(report.output, fn(x, b))
+    (g,) = report.graphs
+    assert report.disabled == "CompilerConfig(enable_autofuse=False)"
+    assert (g.compute_ops, g.fused_compute_ops, report.num_kernels) == (6, 0, 0)  # mul add relu cumsum sigmoid sub
+    text = str(report)
+    assert text.startswith("autofuse explain: autofuse is disabled (CompilerConfig(enable_autofuse=False))")
+    assert "0 of 6 computing ATen ops replaced" in text and "0/6 computing ATen ops fused" in text
+    flags = autofuse.explain(fn, x, b, config=autofuse.CompilerConfig(autofuse_flags="--enable_autofuse=false"))
+    assert flags.disabled == "--enable_autofuse=false in AUTOFUSE_FLAGS" and flags.compute_ops == 6
+
+
+def _with_break(x):
+    y = torch.relu(x * 2)
+    print("explain test: a graph break")
+    return torch.sigmoid(y) + 1
+
+
+def test_explain_reports_the_graph_break_and_its_reason(capsys):
+    x = torch.randn(4, 8)
+    report = autofuse.explain(_with_break, x)
+    torch.testing.assert_close(report.output, torch.sigmoid(torch.relu(x * 2)) + 1)
+    assert len(report.graphs) == 2
+    (brk,) = report.breaks
+    first = report.graphs[0]
+    assert brk.graphs == [first.name]
+    assert brk.where.startswith("test_explain.py:") and "print(" in brk.where
+    assert "print" in brk.summary and "Hint" not in brk.summary
+    text = str(report)
+    assert "graph break(s): 1" in text and f"after {first.name} at {brk.where}: " in text
+    assert f"  graph break after it: {brk.where}: {brk.summary}" in text
+    assert not report.graphs[1].graph_break
+
+
+def test_collect_records_nest():
+    # explain collects each Dynamo graph's records inside the caller's collector: leaving the
+    # inner one (an equal list) must not end the outer one.
+    x = torch.randn(4, 8)
+    with autofuse.collect_records() as outer:
+        with autofuse.collect_records() as inner:
+            torch.compile(lambda t: torch.exp(t) * 3, backend="autofuse")(x)
+        assert len(inner) == 1 and outer == inner
+        torch.compile(lambda t: torch.tanh(t) + 1, backend="autofuse")(x)
+    assert len(outer) == 2 and len(inner) == 1

@@ -172,6 +172,68 @@ TEST(Dot, RejectedFusionsAreRedDashedEdges) {
   EXPECT_TRUE(contains(line, "tooltip=\"" + fg.rejected[0].reason + "\"")) << line;
 }
 
+TEST(Dot, FrontendFactsCountAtenOpsAndTypeTuples) {
+  // explain's facts: its count of ATen ops in the title and kernel labels (not the steps and
+  // IR ops), and the real type of a value the IR types as the placeholder i64[] (a tuple).
+  FusedGraph fg = fuse(lower(parse(R"(graph @t() {
+  %x = input() {index = 0} : f32[4, 8]
+  %b = input() {index = 1} : f32[8]
+  %bb = broadcast(%b) : f32[4, 8]
+  %a = add(%x, %bb) : f32[4, 8]
+  %sdpa = opaque(%a) {target = "aten.sdpa"} : i64[]
+  %o = opaque(%sdpa) {target = "operator.getitem"} : f32[4, 8]
+  %e = exp(%o) : f32[4, 8]
+  return %e
+})")));
+  std::string plain = print_dot(fg);
+  EXPECT_TRUE(contains(plain, "label=\"@t: 2 kernel(s), 2 ATen step(s), 0 rejected fusion(s)"))
+      << plain;
+  EXPECT_TRUE(contains(plain, "label=\"k0: 2 op(s)\\l")) << plain;
+  EXPECT_TRUE(contains(statement(plain, "\"n4\" -> \"n5\""), "label=\"i64[]\"")) << plain;
+
+  DotFacts facts;
+  facts.aten_ops = 3;  // add, the attention and exp: the broadcast and getitem are not counted
+  facts.aten_ops_in_kernels = 2;
+  facts.kernel_aten_ops = {{"k0", 1}, {"k1", 1}};
+  facts.value_types = {{"sdpa", "(f32[4, 8], f32[4])"}};
+  for (DotDetail detail : {DotDetail::Full, DotDetail::Overview}) {
+    std::string dot = print_dot(fg, detail, facts);
+    EXPECT_TRUE(contains(dot,
+                         "label=\"@t: 2 kernel(s) compute 2 of 3 ATen ops, 1 left to ATen, "
+                         "0 rejected fusion(s)"))
+        << dot;
+    EXPECT_TRUE(contains(dot, "k0: 1 ATen op(s), 2 IR op(s)\\l")) << dot;
+    EXPECT_FALSE(contains(dot, "i64[]\"")) << dot;  // no edge label or tooltip ends in it
+    std::string edge = statement(dot, "\"n4\" -> \"n5\"");
+    EXPECT_TRUE(contains(edge, "tooltip=\"%sdpa : (f32[4, 8], f32[4])\"")) << edge;
+    EXPECT_TRUE(contains(edge, "label=\"(f32[4, 8], f32[4])\"")) << edge;
+    EXPECT_TRUE(contains(statement(dot, "\"n4\" ["), "returns (f32[4, 8], f32[4])")) << dot;
+  }
+  EXPECT_TRUE(contains(print_kernel_dot(fg, "k1", facts), "kernel k1: 1 ATen op(s), 1 IR op(s)\""));
+}
+
+TEST(Dot, OverviewDrawsARejectionOnTheEdgeBetweenItsKernels) {
+  // k0 -> k1 carries two values; the rejection names the second (%1 -> %3): the one edge the
+  // overview draws between the two kernels is red with its reason.
+  FusionOptions off;
+  off.enabled = false;
+  FusedGraph fg = fuse(lower(parse(R"(graph @t() {
+  %x = input() {index = 0} : f32[8]
+  %0 = exp(%x) : f32[8]
+  %1 = neg(%x) : f32[8]
+  %2 = add(%0, %1) : f32[8]
+  return %2
+})")),
+                       off);
+  fg.nodes[0].ops = {1, 2};  // one kernel computes %0 and %1
+  fg.nodes[0].outputs = {1, 2};
+  fg.nodes.erase(fg.nodes.begin() + 1);
+  fg.rejected = {{"%1", "%2", "the reason", false}};
+  std::string dot = print_dot(fg, DotDetail::Overview);
+  std::string edge = statement(dot, "\"" + fg.nodes[0].name + "\" -> \"" + fg.nodes[1].name + "\"");
+  EXPECT_TRUE(contains(edge, "xlabel=\"rejected: the reason\"")) << dot;
+}
+
 TEST(Dot, TilingCasesOfScheduledKernels) {
   FusedGraph fg = fuse(lower(parse(R"(graph @t() {
   %x = input() {index = 0} : f32[64]

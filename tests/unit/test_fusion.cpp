@@ -14,6 +14,7 @@
 #include "fusion/lower.h"
 #include "fusion/merge.h"
 #include "fusion/printer.h"
+#include "fusion/steps.h"
 #include "fusion_check.h"
 #include "graph/parser.h"
 #include "graph/verifier.h"
@@ -332,6 +333,27 @@ TEST(FusionFuse, DiamondThroughOpaqueIsRejectedAsCycle) {
   EXPECT_FALSE(fg.rejected[0].sibling);
   EXPECT_EQ(fg.rejected[0].reason, "fusing %0 into %2 would create a cycle through %1");
   check_program(fg);
+}
+
+TEST(FusionFuse, RejectionReasonNamesTheRecordedEdge) {
+  // The consumer kernel's last op (%4) is not the op reading the edge (%2 reads %0): the reason
+  // names the same producer -> consumer pair as the record, which the pictures draw red.
+  FusedGraph fg = fuse(lower(parse(R"(graph @t() {
+  %x = input() {index = 0} : f32[8]
+  %0 = exp(%x) : f32[8]
+  %1 = opaque(%0) {target = "test.neg"} : f32[8]
+  %2 = add(%0, %1) : f32[8]
+  %3 = relu(%2) : f32[8]
+  %4 = tanh(%3) : f32[8]
+  return %4
+})")));
+  ASSERT_EQ(fg.rejected.size(), 1u);
+  const RejectedFusion& r = fg.rejected[0];
+  EXPECT_EQ(r.producer + " -> " + r.consumer, "%0 -> %2");
+  EXPECT_EQ(r.reason, "fusing %0 into %2 would create a cycle through %1");
+  EXPECT_EQ(pair_labels(fg, 0, 2), std::make_pair(std::string("%0"), std::string("%2")));
+  EXPECT_EQ(first_edge(fg, 0, 2), fg.source.find("0"));
+  EXPECT_EQ(first_edge(fg, 1, 0), -1);
 }
 
 TEST(FusionFuse, DifferentShapesAreRejectedWithReason) {

@@ -313,7 +313,7 @@ TEST(ConcatCanFuse, TwoConcatKernelsSayNo) {
   ASSERT_EQ(fg.nodes.size(), 2u);
   FusionDecision d = can_fuse(fg, 0, 1, FusionOptions{});
   EXPECT_FALSE(d.ok);
-  EXPECT_EQ(d.reason, "both %cat and %cat2 are concat kernels");
+  EXPECT_EQ(d.reason, "the kernels of %cat and %cat2 are both concat kernels");
   FusedGraph out = fuse(fg);
   ASSERT_EQ(out.rejected.size(), 1u);
   EXPECT_EQ(out.rejected[0].producer, "%cat");
