@@ -1,12 +1,14 @@
 """Decompositions that turn normalizations and statistics into elementwise + reduce chains.
 
-Most come from torch's own table (torch._decomp): softmax / log_softmax (max-subtracted
-exp / sum, computed in f32 for f16/bf16 inputs like eager) and layer norm (torch._refs:
-var_mean over the normalized dims in f32, rsqrt, scale and shift, one cast back). torch's
+softmax / log_softmax come from torch's own table (torch._decomp: max-subtracted exp / sum,
+computed in f32 for f16/bf16 inputs like eager); layer norm is torch's reference written here
+(var_mean over the normalized dims in f32, rsqrt, scale and shift, one cast back) so that its
+statistics accumulate in float as eager's, while var / std / var_mean and BatchNorm's batch
+statistics sum their squared deviations in f64, as eager's Welford in double does. torch's
 var / var_mean decompositions emit prims (prims.var, prims.sum, broadcast_in_dim) that the
 Graph IR has no kinds for, so var.correction and var_mean.correction are written here in ATen
-reduce ops instead: a two-pass mean / sum of squared deviations in the computation dtype (f32
-for f16/bf16, as eager accumulates), divided by max(0, N - correction), cast back once (a
+reduce ops instead: a two-pass mean / sum of squared deviations (the deviations in the
+computation dtype, f32 for f16/bf16, as eager), divided by max(0, N - correction), cast back once (a
 symbolic N with correction 0, as in layer norm under dynamic shapes: the mean of the squares).
 std / std_mean decompose (torch's core table) into var / var_mean and sqrt, so they follow.
 BatchNorm in training (batch_norm_functional, batch_norm_no_stats) is var_mean over N and the
@@ -28,7 +30,6 @@ aten = torch.ops.aten
 
 # Composite ops taken from torch's decomposition table.
 TORCH_DECOMPOSED = [
-    aten.native_layer_norm.default,
     aten._softmax.default,
     aten._log_softmax.default,
 ]
@@ -44,27 +45,36 @@ def _dims(x: torch.Tensor, dim: Optional[Sequence[int]]) -> Tuple[int, ...]:
 
 
 def _var_and_mean(
-    x: torch.Tensor, dim: Optional[Sequence[int]], correction: Any, keepdim: bool
+    x: torch.Tensor, dim: Optional[Sequence[int]], correction: Any, keepdim: bool,
+    precise: bool = True
 ) -> Any:
     """(var, mean) of `x` over `dim` in the computation dtype, or NotImplemented when the
-    decomposition does not apply (complex or integer inputs keep the ATen op)."""
+    decomposition does not apply (complex or integer inputs keep the ATen op). With `precise`
+    the squared deviations are summed in f64, as eager's var / std / var_mean and BatchNorm
+    statistics accumulate (Welford in double: their results are about correctly rounded, so a
+    float sum, even a cascaded one, would be several times less accurate against float64);
+    layer norm and group norm pass False: eager accumulates those in float."""
     if not x.dtype.is_floating_point:
         return NotImplemented
     dims = _dims(x, dim)
     correction = 1 if correction is None else correction
-    acc = x.to(get_computation_dtype(x.dtype))
+    compute = get_computation_dtype(x.dtype)
+    acc = x.to(compute)
     mean = torch.mean(acc, list(dims), keepdim=True)
     dev = acc - mean
+    squares = dev * dev
+    if precise and compute != torch.float64:
+        squares = squares.to(torch.float64)
     n = math.prod(x.shape[d] for d in dims)
     if correction == 0 and not isinstance(n, int):
         # A symbolic count: the mean of the squares, not a division by a SymInt (which the
         # Graph IR has no scalar for, so it would stay an ATen op between two kernels).
-        var = torch.mean(dev * dev, list(dims), keepdim=keepdim)
+        var = torch.mean(squares, list(dims), keepdim=keepdim)
     else:
-        var = torch.sum(dev * dev, list(dims), keepdim=keepdim) / max(0, n - correction)
+        var = torch.sum(squares, list(dims), keepdim=keepdim) / max(0, n - correction)
     if not keepdim:
         mean = mean.view(var.shape)
-    return var, mean
+    return var.to(compute), mean
 
 
 def var_correction(
@@ -85,6 +95,29 @@ def var_mean_correction(
     if r is NotImplemented:
         return r
     return r[0].to(x.dtype), r[1].to(x.dtype)
+
+
+def layer_norm(
+    x: torch.Tensor, normalized_shape: Sequence[Any], weight: Optional[torch.Tensor],
+    bias: Optional[torch.Tensor], eps: float
+) -> Any:
+    """aten.native_layer_norm as torch's reference computes it (var_mean over the normalized
+    dims in the computation dtype, rsqrt, scale and shift, one cast back; mean and rstd in x's
+    dtype on the CPU), with the statistics accumulated in float as eager's layer norm does,
+    not in double as its var."""
+    if not x.is_floating_point() or len(normalized_shape) < 1:
+        return NotImplemented
+    dims = list(range(x.dim() - len(normalized_shape), x.dim()))
+    x = x.contiguous()  # as torch's reference: the output in row-major order whatever x's
+    acc = x.to(get_computation_dtype(x.dtype))
+    var, mean = _var_and_mean(acc, dims, 0, keepdim=True, precise=False)
+    rstd = torch.rsqrt(var + eps)
+    out = (acc - mean) * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out.to(x.dtype), mean.to(x.dtype), rstd.to(x.dtype)
 
 
 def batch_norm_no_training(
@@ -235,7 +268,7 @@ def group_norm(
     if not x.is_floating_point() or x.dim() < 2 or group <= 0 or x.shape[1] % group:
         return NotImplemented
     xv = _grouped(x, n, group, hxw)
-    var, mean = _var_and_mean(xv, [2, 3], 0, keepdim=True)
+    var, mean = _var_and_mean(xv, [2, 3], 0, keepdim=True, precise=False)
     rstd = torch.rsqrt(var + eps)
     out = (xv - mean) * rstd
     shape = [1, group, x.shape[1] // group, 1]
@@ -279,6 +312,7 @@ def reduction_decompositions() -> Dict[Any, Callable]:
     from torch._decomp import get_decompositions
 
     table: Dict[Any, Callable] = dict(get_decompositions(TORCH_DECOMPOSED))
+    table[aten.native_layer_norm.default] = layer_norm
     table[aten.var.correction] = var_correction
     table[aten.var_mean.correction] = var_mean_correction
     table[aten._native_batch_norm_legit_no_training.default] = batch_norm_no_training

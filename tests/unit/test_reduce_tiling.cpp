@@ -41,7 +41,7 @@ TEST(ReduceTiling, OneCoreOrOneRowRunsOneBlockOfAllRows) {
 TEST(ReduceTiling, TheRowBufferDecidesTheCaseAndTheTileIsWholeVectors) {
   ReduceChoice fits = reduce(2, 8192, 2);  // 64 KiB of row buffer: all_load
   EXPECT_EQ(fits.key, 0);
-  EXPECT_EQ(fits.tile, 2048);               // at most AF_REDUCE_TILE
+  EXPECT_EQ(fits.tile, 512);                // at most AF_REDUCE_TILE_VECTORS (64) vectors
   ReduceChoice split = reduce(2, 8193, 2);  // one element more: split
   EXPECT_EQ(split.key, 1);
   EXPECT_EQ(reduce(3, 7, 2).tile, 8);  // an odd row: one masked vector

@@ -29,6 +29,7 @@ const char* kDevicePrologue = R"(#include <cstring>
 #endif
 #include "autofuse_abi.h"
 #include "autofuse_cpu_int.h"
+#include "autofuse_cpu_cascade.h"  // af_cascade: a streamed row's tile sums joined pairwise
 
 // GM -> UB: DataCopy when the bytes are whole 32-byte blocks, else DataCopyPad.
 template <typename T>
@@ -98,6 +99,53 @@ __aicore__ inline void af_spread(const AscendC::LocalTensor<T>& dst,
                   src[static_cast<uint32_t>(i)].template ReinterpretCast<U>(),
                   static_cast<uint8_t>(r), AscendC::BrcbRepeatParams{1, 8});
   }
+}
+
+// dst[0] = the sum of the n floats of src, pairwise-blocked: WholeReduceSum sums each 64-element
+// repeat by a binary tree (255 repeats a call, the last one masked to its elements) into
+// work[0, p), then ReduceSum adds those p partials (a tree inside each repeat of them, the
+// repeats in sequence). ReduceSum's count form over src itself would add src's n / 64 repeat
+// sums one after another (Atlas A2's "method 2"): an error growing like n / 64, not log n.
+// work: at least ceil(n / 64) rounded up to 8, plus 8 elements (ReduceSum's scratch).
+__aicore__ inline void af_sum_tile(const AscendC::LocalTensor<float>& dst,
+                                   const AscendC::LocalTensor<float>& src,
+                                   const AscendC::LocalTensor<float>& work, int32_t n) {
+  const int32_t full = n / 64, rem = n % 64;
+  for (int32_t r = 0; r < full; r += 255)
+    AscendC::WholeReduceSum(work[static_cast<uint32_t>(r)], src[static_cast<uint32_t>(r * 64)], 64,
+                            full - r < 255 ? full - r : 255, 1, 1, 8);
+  if (rem > 0)
+    AscendC::WholeReduceSum(work[static_cast<uint32_t>(full)],
+                            src[static_cast<uint32_t>(full * 64)], rem, 1, 1, 1, 8);
+  const int32_t p = full + (rem > 0 ? 1 : 0);
+  AscendC::ReduceSum(dst, work, work[static_cast<uint32_t>((p + 7) / 8 * 8)], p);
+}
+
+// Row tile x (nr elements) joins the pairwise cascade of a column sum: the `count`-th row (from
+// 0), a binary counter of tiles as autofuse_cpu_cascade.h's af_cascade, level k at
+// lv[k * ub_tile] holding the sum of 2^k rows, the carry at lv[levels * ub_tile]. Two sums of
+// equal weight always meet, so the rounding error grows like log2(rows), not rows.
+__aicore__ inline void af_cascade_add_tile(const AscendC::LocalTensor<float>& lv,
+                                           const AscendC::LocalTensor<float>& x, int64_t count,
+                                           int32_t levels, int32_t ub_tile, int32_t nr) {
+  if ((count & 1) == 0) {
+    AscendC::DataCopy(lv, x, static_cast<uint32_t>(nr));
+    return;
+  }
+  const AscendC::LocalTensor<float> carry = lv[static_cast<uint32_t>(levels * ub_tile)];
+  AscendC::Add(carry, lv, x, nr);
+  int32_t k = 1;
+  for (; (count >> k) & 1; ++k)
+    AscendC::Add(carry, lv[static_cast<uint32_t>(k * ub_tile)], carry, nr);
+  AscendC::DataCopy(lv[static_cast<uint32_t>(k * ub_tile)], carry, static_cast<uint32_t>(nr));
+}
+
+// acc += the sum of the `count` rows in cascade lv, the smallest levels first.
+__aicore__ inline void af_cascade_total_tile(const AscendC::LocalTensor<float>& acc,
+                                             const AscendC::LocalTensor<float>& lv, int64_t count,
+                                             int32_t ub_tile, int32_t nr) {
+  for (int32_t k = 0; (count >> k) != 0; ++k)
+    if ((count >> k) & 1) AscendC::Add(acc, lv[static_cast<uint32_t>(k * ub_tile)], acc, nr);
 }
 
 #ifdef AF_ASCENDC_EMU

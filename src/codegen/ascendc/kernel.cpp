@@ -34,7 +34,12 @@ class KernelPrinter {
     KernelParts p;
     p.header = "\n// ---- kernel " + k_.name + " ----\n" + ir_comment(g_);
     p.tiling_data = tiling_data_struct(k_);
-    p.tiling_function = tiling_function(k_, t_, bytes_per_element_, ub_for_tiles());
+    // A column sum's cascade takes a tile per bit of the reduced row count, and a carry.
+    std::string bytes = std::to_string(bytes_per_element_);
+    if (!column_sums_.empty())
+      bytes += " + " + std::to_string(4 * column_sums_.size()) + " * (af_bit_length(" +
+               reduced_rows(true) + ") + 1)";
+    p.tiling_function = tiling_function(k_, t_, bytes, ub_for_tiles());
     lines_.clear();
     kernel();
     for (const auto& l : lines_) p.kernel += l + "\n";
@@ -106,6 +111,8 @@ class KernelPrinter {
                     return c.find("{mask}") != std::string_view::npos;
                   }));
         if (graph::is_reduce_op(node.op)) reduces_ = true;
+        if (const ReduceCall* r = find_reduce(node.op); r && r->cascade && columns(k_))
+          column_sums_.push_back(static_cast<int>(i));
         if (const OpRule* r = find_rule(node))
           for (int t = 0; t < r->temps; ++t) temps_[static_cast<int>(i)].push_back(scratch_++);
       }
@@ -250,6 +257,16 @@ class KernelPrinter {
       for (int v = 0; v < scratch_; ++v)
         line(1, "const AscendC::LocalTensor<float> v" + num(static_cast<size_t>(v)) +
                     " = calc.Get<float>()[" + num(static_cast<size_t>(v)) + " * ub_tile];");
+    }
+    if (!column_sums_.empty())
+      line(1, "const int32_t cs_levels = static_cast<int32_t>(af_bit_length(" +
+                  reduced_rows(false) + "));  // each column sum's cascade levels");
+    for (int i : column_sums_) {
+      const std::string c = "cs" + num(static_cast<size_t>(i));
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> " + c + "_buf;  // %" + g_.nodes[i].name +
+                  "'s cascade: level tiles and a carry");
+      line(1, "pipe.InitBuffer(" + c + "_buf, (cs_levels + 1) * ub_tile * sizeof(float));");
+      line(1, "const AscendC::LocalTensor<float> " + c + " = " + c + "_buf.Get<float>();");
     }
     if (row_values_ > 0) {
       line(1,
@@ -501,9 +518,17 @@ class KernelPrinter {
       line(depth, "// pass " + std::to_string(p));
       for (size_t i = 0; i < n; ++i) {
         if (!on[i] || !graph::is_reduce_op(g_.nodes[i].op)) continue;
-        const std::string init(find_reduce(g_.nodes[i].op)->init);
+        const ReduceCall* r = find_reduce(g_.nodes[i].op);
+        const std::string init(r->init);
         line(depth, stream ? "float acc" + num(i) + " = " + init + ";"
                            : "AscendC::Duplicate(" + var_[i] + ", " + init + ", nr);");
+        if (!r->cascade) continue;
+        if (stream) {
+          line(depth, "af_cascade<float, 1, af_fold_sum> cs" + num(i) +
+                          ";  // the tiles' sums, joined pairwise");
+          continue;
+        }
+        line(depth, "int64_t ck" + num(i) + " = 0;  // rows in the cascade");
       }
       int d = depth;
       for (int r : rows) {
@@ -538,7 +563,27 @@ class KernelPrinter {
       streaming_ = false;
       off_ = "o";
       for (; d > depth; --d) line(d - 1, "}");
+      for (size_t i = 0; i < n; ++i) {  // the cascades join their totals, smallest level first
+        if (!on[i] || !graph::is_reduce_op(g_.nodes[i].op) || !find_reduce(g_.nodes[i].op)->cascade)
+          continue;
+        if (stream) {
+          line(depth, "cs" + num(i) + ".add_to(&acc" + num(i) + ");");
+          continue;
+        }
+        line(depth, "af_cascade_total_tile(" + var_[i] + ", cs" + num(i) + ", ck" + num(i) +
+                        ", ub_tile, nr);");
+      }
     }
+  }
+
+  /// The rows a reduce_outer kernel's column sums add: the product of its reduced extents, as
+  /// the kernel's size variables or (`host`) the tiling function's expressions.
+  std::string reduced_rows(bool host) const {
+    std::string e;
+    for (size_t l = 2; l + 1 < k_.nest.size(); ++l)
+      e += (e.empty() ? "" : " * ") +
+           (host ? "(" + cpp_expr(k_, g_.axis(k_.nest[l]).size) + ")" : size_var(k_.nest[l]));
+    return e.empty() ? "1" : e;
   }
 
   /// A scalar read of UB a vector instruction wrote waits for the vector pipe.
@@ -561,20 +606,30 @@ class KernelPrinter {
     }
     if (n.op == "broadcast" || (n.op == "cast" && !rounds(i) && !to_bool(i))) return;
     if (const ReduceCall* r = find_reduce(n.op); r && columns(k_)) {
+      if (r->cascade) {  // a sum: the row joins the column sum's cascade
+        const std::string ci = num(static_cast<size_t>(i));
+        line(depth, "af_cascade_add_tile(cs" + ci + ", " + var_[n.inputs[0]] + ", ck" + ci +
+                        "++, cs_levels, ub_tile, " + count + ");  // " + c);
+        return;
+      }
       line(depth, "AscendC::" + std::string(r->accumulate) + "(" + d + ", " + d + ", " +
                       var_[n.inputs[0]] + ", " + count + ");  // " + c);
       return;
     }
     if (const ReduceCall* r = find_reduce(n.op); r && streaming_) {  // a tile of a long row
-      line(depth, "AscendC::" + std::string(r->call) + "(" + d + ", " + var_[n.inputs[0]] +
+      line(depth, std::string(r->call) + "(" + d + ", " + var_[n.inputs[0]] +
                       ", work, static_cast<int32_t>(n));  // " + c);
       sync_vector_to_scalar(depth);
       const std::string acc = "acc" + num(static_cast<size_t>(i));
-      line(depth, acc + " = " + std::string(r->fold) + "(" + acc + ", " + d + ".GetValue(0));");
+      if (r->cascade)  // a sum: the tile's sum joins the row's cascade
+        line(depth, "{ const float part = " + d + ".GetValue(0); cs" + num(static_cast<size_t>(i)) +
+                        ".add(&part); }");
+      else
+        line(depth, acc + " = " + std::string(r->fold) + "(" + acc + ", " + d + ".GetValue(0));");
       return;
     }
     if (const ReduceCall* r = find_reduce(n.op)) {
-      line(depth, "AscendC::" + std::string(r->call) + "(" + d + ", " + var_[n.inputs[0]] +
+      line(depth, std::string(r->call) + "(" + d + ", " + var_[n.inputs[0]] +
                       ", work, static_cast<int32_t>(n));  // " + c);
       sync_vector_to_scalar(depth);
       std::string value = d + ".GetValue(0)";
@@ -685,6 +740,7 @@ class KernelPrinter {
   std::vector<bool> invariant_;
   std::vector<int> queued_, broadcast_, stores_, rounding_;
   std::map<int, std::vector<int>> temps_;  // node -> its rule's scratch tiles
+  std::vector<int> column_sums_;           // reduce_outer sums: each a cascade of level tiles
   bool reduces_ = false;                   // has reductions: a work tile
   bool half_tile_ = false;                 // bool loads/stores, 16-bit gathers: the tile b16
   std::set<int> gathered_;                 // data nodes read with a stride along the lanes
@@ -698,9 +754,10 @@ class KernelPrinter {
   int64_t bytes_per_element_ = 0;
 
  public:
+  /// UB bytes per tile element at most: a column sum's cascade at its deepest (2^40 rows).
   int64_t bytes_per_element() {
     if (users_.empty()) plan();
-    return bytes_per_element_;
+    return bytes_per_element_ + 4 * 41 * static_cast<int64_t>(column_sums_.size());
   }
   /// After planning: why the kernel cannot be printed after all ("" when it can): a full value
   /// read without its broadcast.

@@ -91,12 +91,15 @@ bool full(const KernelContext& k, int i) {
 
 namespace {
 constexpr ReduceCall kReduceCalls[] = {
-    {"reduce_sum", "ReduceSum", "Add", "af_fold_add", "0.0f", false},
-    {"reduce_mean", "ReduceSum", "Add", "af_fold_add", "0.0f", true},
-    {"reduce_max", "ReduceMax", "Max", "af_fold_max", "af_f32_bits(0xff800000u)", false},
-    {"reduce_min", "ReduceMin", "Min", "af_fold_min", "af_f32_bits(0x7f800000u)", false},
-    {"reduce_any", "ReduceMax", "Max", "af_fold_max", "0.0f", false},  // of bool's 0 / 1
-    {"reduce_all", "ReduceMin", "Min", "af_fold_min", "1.0f", false},
+    {"reduce_sum", "af_sum_tile", "Add", "af_fold_add", "0.0f", false, true},
+    {"reduce_mean", "af_sum_tile", "Add", "af_fold_add", "0.0f", true, true},
+    {"reduce_max", "AscendC::ReduceMax", "Max", "af_fold_max", "af_f32_bits(0xff800000u)", false,
+     false},
+    {"reduce_min", "AscendC::ReduceMin", "Min", "af_fold_min", "af_f32_bits(0x7f800000u)", false,
+     false},
+    {"reduce_any", "AscendC::ReduceMax", "Max", "af_fold_max", "0.0f", false,
+     false},  // of bool's 0 / 1
+    {"reduce_all", "AscendC::ReduceMin", "Min", "af_fold_min", "1.0f", false, false},
 };
 
 }  // namespace

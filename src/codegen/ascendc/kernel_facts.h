@@ -39,13 +39,17 @@ bool columns(const KernelContext& k);
 /// what follows from it; for reduce_outer a tile of columns).
 bool full(const KernelContext& k, int i);
 
-/// A reduction the Ascend C emitter prints: the vector API call reducing a row in UB
-/// (reduce_inner), the call accumulating a row into a tile of columns (reduce_outer), the scalar
-/// fold joining a streamed row's tiles (autofuse_cpu_int.h), the accumulator's start, and
-/// whether the result is divided by the row length.
+/// A reduction the Ascend C emitter prints: the call reducing a row in UB (reduce_inner: the API's
+/// ReduceMax / ReduceMin, or the prologue's af_sum_tile for sums), the call accumulating a row into
+/// a tile of columns (reduce_outer), the scalar fold joining a streamed row's tiles
+/// (autofuse_cpu_int.h), the accumulator's start, whether the result is divided by the row length,
+/// and whether its partials join pairwise (sums: the rows of a tile of columns through a cascade
+/// of UB tiles, the prologue's af_cascade_add_tile; a streamed row's tile sums through
+/// af_cascade, autofuse_cpu_cascade.h), so that their rounding error grows like log n, not n.
 struct ReduceCall {
   std::string_view op, call, accumulate, fold, init;
   bool mean;
+  bool cascade;
 };
 
 /// The row of reduce op `op`, or nullptr.

@@ -15,7 +15,7 @@ std::string tiling_data_struct(const KernelContext& k) {
 }
 
 std::string tiling_function(const KernelContext& k, const schedule::Target& t,
-                            int64_t bytes_per_element, int64_t ub_for_tiles) {
+                            const std::string& bytes_per_element, int64_t ub_for_tiles) {
   const ascir::AscGraph& g = *k.g;
   const ascir::ScheduleInfo& s = *g.schedule;
   sym::Expr a = g.axis(k.vec_parent).size, b = 1;
@@ -31,14 +31,15 @@ std::string tiling_function(const KernelContext& k, const schedule::Target& t,
     f += "  const int64_t " + var + " = symbols[" + std::to_string(i) + "];\n";
     f += "  td->" + var + " = " + var + ";\n";
   }
-  f += "  int64_t tile = 0, block = 0, block_dim = 0, key = " + std::to_string(s.tiling_key) + ";\n";
+  f +=
+      "  int64_t tile = 0, block = 0, block_dim = 0, key = " + std::to_string(s.tiling_key) + ";\n";
   if (rows_in_ub(k)) {  // whole rows: tile = the row; the rows split into blocks
     a = g.axis(k.vec_parent).size;
     b = g.axis(k.block_parent).size;
   }
   f += std::string(rows_in_ub(k) ? "  af_ascendc_tiling_rows("
                                  : "  af_ascendc_tiling_elementwise(") +
-       cpp_expr(k, a) + ", " + cpp_expr(k, b) + ", " + std::to_string(bytes_per_element) + ", " +
+       cpp_expr(k, a) + ", " + cpp_expr(k, b) + ", " + bytes_per_element + ", " +
        std::to_string(ub_for_tiles) + ", " + std::to_string(t.ascend.vector_cores) +
        ", &tile, &block, &block_dim" + (rows_in_ub(k) ? ", &key" : "") + ");\n";
   f += "  td->" + k.sym_var.at(k.tile_param) + " = tile;\n";

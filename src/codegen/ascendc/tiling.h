@@ -13,8 +13,9 @@ namespace af::codegen {
 std::string tiling_data_struct(const KernelContext& k);
 
 /// `K_tiling` (host): tile, tiles per block, block_dim and (reduce_inner) the tiling key from the
-/// sizes, for a kernel whose tile element costs `bytes_per_element` of the `ub_for_tiles` bytes.
+/// sizes, for a kernel whose tile element costs `bytes_per_element` (an expression of the sizes:
+/// a column sum's cascade grows with the rows) of the `ub_for_tiles` bytes.
 std::string tiling_function(const KernelContext& k, const schedule::Target& t,
-                            int64_t bytes_per_element, int64_t ub_for_tiles);
+                            const std::string& bytes_per_element, int64_t ub_for_tiles);
 
 }  // namespace af::codegen

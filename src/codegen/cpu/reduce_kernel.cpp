@@ -2,6 +2,7 @@
 // reduce_outer; schedule/reduce_schedule.h): per row, the passes of its ReducePlan, vector
 // accumulators summed per tile and then across tiles, the row values between the passes.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -28,6 +29,10 @@ struct ReduceKind {
   const char* horizontal;
 };
 
+/// Vectors of a reduce_inner step: their values join pairwise before the tile's accumulator
+/// (with AF_REDUCE_TILE_VECTORS = 64, a lane's chain in a tile is 8 additions).
+constexpr int kTreeVectors = 8;
+
 /// The reduce kinds kernels support (the Graph IR reduce_* rows); any / all accumulate bool.
 const ReduceKind kReduceKinds[] = {
     {"reduce_sum", "0.0f", "0.0", "0", "af_add", "af_hsum"},
@@ -40,9 +45,6 @@ const ReduceKind kReduceKinds[] = {
     {"reduce_any", "false", "", "", "af_mask_or_", "af_hany"},
     {"reduce_all", "true", "", "", "af_mask_and_", "af_hall"},
 };
-
-/// Rows of a reduce_outer kernel summed into one partial accumulator before it joins the total.
-constexpr int kOuterCascade = 256;
 
 /// Prints the kernel function of one reduction KernelContext.
 class ReducePrinter {
@@ -120,6 +122,13 @@ class ReducePrinter {
       codegen_fail(g_, "%" + g_.nodes[i].name + ": no " + std::string(dtype_name(t)) + " " +
                            g_.nodes[i].op + " on CPU");
     return splat_expr(t, id);
+  }
+
+  /// Whether reduce node i sums floats: its partials (tiles, blocks of rows) join pairwise
+  /// through an af_cascade (autofuse_cpu_cascade.h), so its rounding error grows like log n.
+  /// Integer sums are exact (wrapping), max/min exact; products round like eager's (linearly).
+  bool cascades(int i) const {
+    return std::string(kind(i).combine) == "af_add" && is_floating(g_.nodes[i].out.dtype);
   }
 
   const ReduceKind& kind(int i) const {
@@ -355,8 +364,19 @@ class ReducePrinter {
     return stride;
   }
 
+  /// How a step's reduce input joins its reduction: the line for reduce node i and value x.
+  using Sink = std::function<std::string(int i, const std::string& x)>;
+
+  /// The sink accumulating into partial `a<i><acc>` (acc: "", "[u]").
+  Sink accumulate(const std::string& acc) const {
+    return [this, acc](int i, const std::string& x) {
+      std::string a = "a" + num(i) + acc;
+      return a + " = " + kind(i).combine + "(" + a + ", " + x + ");";
+    };
+  }
+
   void emit_step(int depth, int p, bool buffered, const std::string& pos, bool tail,
-                 const std::string& acc) {
+                 const Sink& sink) {
     std::string t = tail ? "_n" : "", r = tail ? ", rem" : "";
     std::string R = size_var(k_.vec_parent);
     if (p == 1 && !tail) {
@@ -388,11 +408,9 @@ class ReducePrinter {
         line(depth, "af_store_f32" + t + "(" + buf + ", " + v(i) + r + ");");
     }
     for (int i : pass_reduces(p)) {
-      const ReduceKind& rk = kind(i);
       std::string x = v(g_.nodes[i].inputs[0]);
       if (tail && inner_) x = "af_fill_tail(" + x + ", rem, " + identity(i) + ")";
-      std::string a = "a" + num(i) + acc;
-      line(depth, a + " = " + rk.combine + "(" + a + ", " + x + ");");
+      line(depth, sink(i, x));
     }
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (g_.nodes[i].op == "store" && plan_.full[i] && plan_.stage[i] == p)
@@ -427,6 +445,13 @@ class ReducePrinter {
     line(depth, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) " + v(i) + " = " + value + ";");
   }
 
+  /// The pairwise combination of step partials r<i>[lo, hi) of reduce node i.
+  std::string tree(int i, int lo, int hi) const {
+    if (hi - lo == 1) return "r" + num(i) + "[" + std::to_string(lo) + "]";
+    int mid = (lo + hi) / 2;
+    return std::string(kind(i).combine) + "(" + tree(i, lo, mid) + ", " + tree(i, mid, hi) + ")";
+  }
+
   /// Declares the row accumulators of pass p.
   void emit_accumulators(int depth, int p) {
     for (int i : pass_reduces(p)) {
@@ -437,6 +462,30 @@ class ReducePrinter {
         line(depth, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) acc" + num(i) +
                         "[u] = " + identity(i) + ";");
       }
+      if (cascades(i))
+        line(depth, "af_cascade<" + acc_type(i) + (inner_ ? "" : ", AF_OUTER_VECTORS") + "> cs" +
+                        num(i) + ";  // the partials, summed pairwise");
+    }
+  }
+
+  /// After a pass: the cascaded partials of its sums join their accumulators.
+  void emit_cascade_totals(int depth, int p) {
+    for (int i : pass_reduces(p))
+      if (cascades(i))
+        line(depth, "cs" + num(i) + ".add_to(" + (inner_ ? "&" : "") + "acc" + num(i) + ");");
+  }
+
+  /// Partial `part` of reduce node i joins its row: pairwise (cascades) or into the accumulator.
+  void emit_join(int depth, int i, const std::string& part) {
+    const std::string acc = "acc" + num(i) + (inner_ ? "" : "[u]");
+    if (!cascades(i)) {
+      std::string loop = inner_ ? "" : "for (int u = 0; u < AF_OUTER_VECTORS; ++u) ";
+      line(depth, loop + acc + " = " + kind(i).combine + "(" + acc + ", " + part + ");");
+    } else if (inner_) {
+      line(depth,
+           "{ const " + acc_type(i) + " part = " + part + "; cs" + num(i) + ".add(&part); }");
+    } else {
+      line(depth, "cs" + num(i) + ".add(" + part + ");");
     }
   }
 
@@ -467,7 +516,7 @@ class ReducePrinter {
     }
   }
 
-  /// reduce_inner: one row; every pass tiles the row, two partial accumulators per tile.
+  /// reduce_inner: one row; every pass tiles the row, steps of kTreeVectors vectors per tile.
   void emit_row_inner(IndexDeriver& idx) {
     emit_bases(idx, 2);
     std::string R = size_var(k_.vec_parent);
@@ -502,38 +551,42 @@ class ReducePrinter {
     line(depth, "for (int64_t t = 0; t < " + R + "; t += " + T + ") {  // pass " +
                     std::to_string(p) + " over tiles of the row");
     line(depth + 1, "const int64_t n = af_min(" + T + ", " + R + " - t);");
-    for (int i : reduces) {
-      line(depth + 1, acc_type(i) + " a" + num(i) + "_0 = " + identity(i) + ", a" + num(i) +
-                          "_1 = " + identity(i) + ";");
-    }
+    for (int i : reduces) line(depth + 1, acc_type(i) + " a" + num(i) + " = " + identity(i) + ";");
+    // Steps of kTreeVectors vectors: their values join pairwise, then the tile's accumulator,
+    // so a lane of a full tile (AF_REDUCE_TILE_VECTORS) adds only 64 / 8 = 8 values in sequence.
+    const std::string step = std::to_string(kTreeVectors) + " * AF_LANES";
     line(depth + 1, "int64_t j = 0;");
-    line(depth + 1, "for (; j + 2 * AF_LANES <= n; j += 2 * AF_LANES) {");
-    line(depth + 2, "{");
-    emit_step(depth + 3, p, buffered, "t + j", false, "_0");
-    line(depth + 2, "}");
-    line(depth + 2, "{");
-    emit_step(depth + 3, p, buffered, "t + j + AF_LANES", false, "_1");
-    line(depth + 2, "}");
+    line(depth + 1, "for (; j + " + step + " <= n; j += " + step + ") {");
+    for (int i : reduces)
+      line(depth + 2, acc_type(i) + " r" + num(i) + "[" + std::to_string(kTreeVectors) + "];");
+    for (int k = 0; k < kTreeVectors; ++k) {
+      line(depth + 2, "{");
+      const std::string pos = k == 0 ? "t + j" : "t + j + " + std::to_string(k) + " * AF_LANES";
+      emit_step(depth + 3, p, buffered, pos, false, [this, k](int i, const std::string& x) {
+        return "r" + num(i) + "[" + std::to_string(k) + "] = " + x + ";";
+      });
+      line(depth + 2, "}");
+    }
+    for (int i : reduces)
+      line(depth + 2, "a" + num(i) + " = " + kind(i).combine + "(a" + num(i) + ", " +
+                          tree(i, 0, kTreeVectors) + ");");
     line(depth + 1, "}");
-    line(depth + 1, "if (j + AF_LANES <= n) {");
-    emit_step(depth + 2, p, buffered, "t + j", false, "_0");
-    line(depth + 2, "j += AF_LANES;");
+    line(depth + 1, "for (; j + AF_LANES <= n; j += AF_LANES) {");
+    emit_step(depth + 2, p, buffered, "t + j", false, accumulate(""));
     line(depth + 1, "}");
     line(depth + 1, "if (j < n) {  // the tail: fewer than AF_LANES elements");
     line(depth + 2, "const int64_t rem = n - j;");
-    emit_step(depth + 2, p, buffered, "t + j", true, "_0");
+    emit_step(depth + 2, p, buffered, "t + j", true, accumulate(""));
     line(depth + 1, "}");
-    for (int i : reduces) {
-      const ReduceKind& rk = kind(i);
-      line(depth + 1, "acc" + num(i) + " = " + rk.combine + "(acc" + num(i) + ", " + rk.combine +
-                          "(a" + num(i) + "_0, a" + num(i) + "_1));");
-    }
+    for (int i : reduces) emit_join(depth + 1, i, "a" + num(i));
     line(depth, "}");
     for (; depth > outer_depth; --depth) line(depth - 1, "}");
+    emit_cascade_totals(outer_depth, p);
   }
 
   /// reduce_outer: one chunk of AF_OUTER_VECTORS x AF_LANES columns (`tail`: the last, n of
-  /// them); the reduced dims are loops, the innermost summed in partials of kOuterCascade rows;
+  /// them); the reduced dims are loops, the innermost summed in partials of AF_OUTER_CHAIN rows
+  /// (sums: joined pairwise, af_cascade);
   /// each step loads one row segment of the chunk vector by vector.
   void emit_row_outer(int depth, bool tail) {
     emit_row_values(depth, 0, tail);
@@ -550,28 +603,45 @@ class ReducePrinter {
           ++d;
           continue;
         }
-        line(d, "for (int64_t c0 = 0; c0 < " + size_var(a) +
-                    "; c0 += " + std::to_string(kOuterCascade) + ") {");
+        line(d, "for (int64_t c0 = 0; c0 < " + size_var(a) + "; c0 += AF_OUTER_CHAIN) {");
         for (int i : reduces) {
           line(d + 1, acc_type(i) + " a" + num(i) + "[AF_OUTER_VECTORS];");
           line(d + 1, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) a" + num(i) +
                           "[u] = " + identity(i) + ";");
         }
-        line(d + 1, "const int64_t c1 = af_min(c0 + " + std::to_string(kOuterCascade) + ", " +
-                        size_var(a) + ");");
-        line(d + 1, "for (int64_t " + iv + " = c0; " + iv + " < c1; ++" + iv + ") {");
+        line(d + 1, "const int64_t c1 = af_min(c0 + AF_OUTER_CHAIN, " + size_var(a) + ");");
+        // Rows in pairs: a pair's values join before the accumulator, so a column's chain in a
+        // block of AF_OUTER_CHAIN rows is AF_OUTER_CHAIN / 2 additions (of equal weight).
+        line(d + 1, "int64_t " + iv + " = c0;");
+        line(d + 1, "for (; " + iv + " + 1 < c1; " + iv + " += 2) {");
         open_u(d + 2, tail);
-        emit_step(d + 3, p, false, "u * AF_LANES", tail, "[u]");
+        for (int i : reduces) line(d + 3, acc_type(i) + " r" + num(i) + "[2];");
+        for (int k = 0; k < 2; ++k) {
+          line(d + 3, "{");
+          // The second row: the row index shadowed by the next one in its own scope.
+          if (k == 1) line(d + 4, "const int64_t next = " + iv + " + 1;");
+          if (k == 1) line(d + 4, "const int64_t " + iv + " = next;");
+          emit_step(d + 4, p, false, "u * AF_LANES", tail, [this, k](int i, const std::string& x) {
+            return "r" + num(i) + "[" + std::to_string(k) + "] = " + x + ";";
+          });
+          line(d + 3, "}");
+        }
+        for (int i : reduces)
+          line(d + 3, "a" + num(i) + "[u] = " + kind(i).combine + "(a" + num(i) + "[u], " +
+                          tree(i, 0, 2) + ");");
         line(d + 2, "}");
         line(d + 1, "}");
-        for (int i : reduces) {
-          const ReduceKind& rk = kind(i);
-          line(d + 1, "for (int u = 0; u < AF_OUTER_VECTORS; ++u) acc" + num(i) +
-                          "[u] = " + rk.combine + "(acc" + num(i) + "[u], a" + num(i) + "[u]);");
-        }
+        line(d + 1, "if (" + iv + " < c1) {  // an odd row last");
+        open_u(d + 2, tail);
+        emit_step(d + 3, p, false, "u * AF_LANES", tail, accumulate("[u]"));
+        line(d + 2, "}");
+        line(d + 1, "}");
+        for (int i : reduces)
+          emit_join(d + 1, i, cascades(i) ? "a" + num(i) : "a" + num(i) + "[u]");
         line(d, "}");
       }
       for (; d > depth; --d) line(d - 1, "}");
+      emit_cascade_totals(depth, p);
       emit_row_values(depth, p + 1, tail);
     }
     emit_row_stores(depth, tail);

@@ -19,6 +19,9 @@
  *   autofuse_cpu_f64.h
  *       f64 values (`af_vd`, doubles lane by lane beside the f32 ones): memory, every float
  *       kind of the op registry with PyTorch's double semantics, casts, horizontal combines.
+ *   autofuse_cpu_cascade.h
+ *       af_cascade: the pairwise sum of a reduction's partials (tiles, blocks of rows), so a
+ *       long sum rounds like eager's cascade sum (error growing like log n, not n).
  *   autofuse_cpu_tiling.h
  *       the arithmetic the generated tiling functions share (tile size, block split).
  *
@@ -48,6 +51,7 @@
 #include "autofuse_cpu_ops.h"
 #include "autofuse_cpu_i64.h"
 #include "autofuse_cpu_f64.h"
+#include "autofuse_cpu_cascade.h"
 #include "autofuse_cpu_tiling.h"
 
 #endif /* AUTOFUSE_CPU_H */

@@ -53,6 +53,13 @@ AF_INLINE float af_fold_max(float a, float b) {
 AF_INLINE float af_fold_min(float a, float b) {
   return (a != a || a <= b) ? a : b;
 }
+/* The bits of n >= 0 (0 for 0): the levels a pairwise cascade of n partials fills
+ * (autofuse_cpu_cascade.h; the Ascend C column sums' level tiles). */
+AF_INLINE int64_t af_bit_length(int64_t n) {
+  int64_t bits = 0;
+  for (; n > 0; n >>= 1) ++bits;
+  return bits;
+}
 /* a / b and a % b for loop indices (a >= 0, b >= 1) without the division when b == 1: the
  * common case of a merged axis whose tile covers its whole dim (short rows). */
 AF_INLINE int64_t af_index_div(int64_t a, int64_t b) {

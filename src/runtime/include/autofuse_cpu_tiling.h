@@ -99,8 +99,10 @@ AF_INLINE int64_t af_tiling_stream_stores(int64_t output_bytes) {
  *   key        0 "all_load" when the row's cached values (buffer_bytes_per_element per element)
  *              fit the row buffer of buffer_bytes, else 1 "split" (every pass re-reads its
  *              inputs); with `two_cases` 0 only one case exists and the key stays 0;
- *   tile       elements of a row per tile (a multiple of `lanes`, at most AF_REDUCE_TILE): sums
- *              are accumulated per tile and then across tiles (cascade: small rounding error);
+ *   tile       elements of a row per tile (a multiple of `lanes`, at most AF_REDUCE_TILE_VECTORS
+ *              vectors): a tile's steps of 8 vectors join pairwise into its accumulator (a
+ *              lane adds 8 values in sequence), and the tiles' partials are summed pairwise
+ *              (autofuse_cpu_cascade.h): the rounding error grows like log n, as eager's;
  *   block      rows per block, block_dim blocks, from the cost model below.
  * "reduce_outer" (a kept dim is innermost): tile = AF_OUTER_VECTORS x lanes columns per
  * chunk, rows = chunks, row_len = the reduced extent x the chunk.
@@ -113,9 +115,12 @@ AF_INLINE int64_t af_tiling_stream_stores(int64_t output_bytes) {
  * fullest block plus AF_BLOCK_OVERHEAD when more than one runs. The solver tries every block
  * count up to the cores (O(cores), no allocation) and keeps the cheapest; ties go to fewer
  * blocks. */
-#define AF_REDUCE_TILE 2048
+#define AF_REDUCE_TILE_VECTORS 64
 /* Vectors per column chunk of "reduce_outer": 4 x 32 bytes = two cache lines of each row. */
 #define AF_OUTER_VECTORS 4
+/* Rows of a "reduce_outer" chunk summed into one partial before it joins the pairwise cascade
+ * (autofuse_cpu_cascade.h): each column's chain is at most 8 additions. */
+#define AF_OUTER_CHAIN 8
 
 /* The model time (units x 1000) of `rows` rows of cost `row_cost` (x1000) in blocks of
  * `per_block` rows on `cores` cores. */
@@ -135,7 +140,7 @@ AF_INLINE void af_tiling_reduce(int64_t lanes, int64_t rows, int64_t row_len,
   if (row_len < 0) row_len = 0;
   *key = (two_cases && row_len * buffer_bytes_per_element > buffer_bytes) ? 1 : 0;
   int64_t t = af_ceildiv(af_max(row_len, 1), lanes) * lanes;
-  *tile = af_min(t, AF_REDUCE_TILE);
+  *tile = af_min(t, AF_REDUCE_TILE_VECTORS * lanes);
   *block = af_max(rows, 1);
   *block_dim = 1;
   if (rows <= 1) return;
