@@ -452,6 +452,24 @@ class ReducePrinter {
     return std::string(kind(i).combine) + "(" + tree(i, lo, mid) + ", " + tree(i, mid, hi) + ")";
   }
 
+  /// The sink writing a step's value into partial r<i>[k] of a group of steps.
+  Sink partial(int k) const {
+    return [this, k](int i, const std::string& x) {
+      return "r" + num(i) + "[" + std::to_string(k) + "] = " + x + ";";
+    };
+  }
+
+  /// A group's partials r<i>[0, n) of each reduce node of `reduces` declared, and (`join`)
+  /// joined pairwise into accumulator a<i><acc>.
+  void emit_group(int depth, const std::vector<int>& reduces, int n, bool join,
+                  const std::string& acc) {
+    for (int i : reduces) {
+      const std::string a = "a" + num(i) + acc;
+      line(depth, join ? a + " = " + kind(i).combine + "(" + a + ", " + tree(i, 0, n) + ");"
+                       : acc_type(i) + " r" + num(i) + "[" + std::to_string(n) + "];");
+    }
+  }
+
   /// Declares the row accumulators of pass p.
   void emit_accumulators(int depth, int p) {
     for (int i : pass_reduces(p)) {
@@ -557,19 +575,14 @@ class ReducePrinter {
     const std::string step = std::to_string(kTreeVectors) + " * AF_LANES";
     line(depth + 1, "int64_t j = 0;");
     line(depth + 1, "for (; j + " + step + " <= n; j += " + step + ") {");
-    for (int i : reduces)
-      line(depth + 2, acc_type(i) + " r" + num(i) + "[" + std::to_string(kTreeVectors) + "];");
+    emit_group(depth + 2, reduces, kTreeVectors, false, "");
     for (int k = 0; k < kTreeVectors; ++k) {
       line(depth + 2, "{");
       const std::string pos = k == 0 ? "t + j" : "t + j + " + std::to_string(k) + " * AF_LANES";
-      emit_step(depth + 3, p, buffered, pos, false, [this, k](int i, const std::string& x) {
-        return "r" + num(i) + "[" + std::to_string(k) + "] = " + x + ";";
-      });
+      emit_step(depth + 3, p, buffered, pos, false, partial(k));
       line(depth + 2, "}");
     }
-    for (int i : reduces)
-      line(depth + 2, "a" + num(i) + " = " + kind(i).combine + "(a" + num(i) + ", " +
-                          tree(i, 0, kTreeVectors) + ");");
+    emit_group(depth + 2, reduces, kTreeVectors, true, "");
     line(depth + 1, "}");
     line(depth + 1, "for (; j + AF_LANES <= n; j += AF_LANES) {");
     emit_step(depth + 2, p, buffered, "t + j", false, accumulate(""));
@@ -615,20 +628,17 @@ class ReducePrinter {
         line(d + 1, "int64_t " + iv + " = c0;");
         line(d + 1, "for (; " + iv + " + 1 < c1; " + iv + " += 2) {");
         open_u(d + 2, tail);
-        for (int i : reduces) line(d + 3, acc_type(i) + " r" + num(i) + "[2];");
+        emit_group(d + 3, reduces, 2, false, "[u]");
         for (int k = 0; k < 2; ++k) {
           line(d + 3, "{");
-          // The second row: the row index shadowed by the next one in its own scope.
-          if (k == 1) line(d + 4, "const int64_t next = " + iv + " + 1;");
-          if (k == 1) line(d + 4, "const int64_t " + iv + " = next;");
-          emit_step(d + 4, p, false, "u * AF_LANES", tail, [this, k](int i, const std::string& x) {
-            return "r" + num(i) + "[" + std::to_string(k) + "] = " + x + ";";
-          });
+          if (k == 1) {  // the second row: the row index shadowed by the next one
+            line(d + 4, "const int64_t next = " + iv + " + 1;");
+            line(d + 4, "const int64_t " + iv + " = next;");
+          }
+          emit_step(d + 4, p, false, "u * AF_LANES", tail, partial(k));
           line(d + 3, "}");
         }
-        for (int i : reduces)
-          line(d + 3, "a" + num(i) + "[u] = " + kind(i).combine + "(a" + num(i) + "[u], " +
-                          tree(i, 0, 2) + ");");
+        emit_group(d + 3, reduces, 2, true, "[u]");
         line(d + 2, "}");
         line(d + 1, "}");
         line(d + 1, "if (" + iv + " < c1) {  // an odd row last");
