@@ -39,8 +39,9 @@ EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
 /// The sources of a CANN-style package of `kernels` (each with an empty ascendc_unit_reason), by
 /// file name: `<name>_tiling.h` (the TilingData structs, the tiling functions' declarations),
 /// `<name>_tiling.cpp` (the host tiling functions) and `<name>_kernels.cpp` (the __aicore__
-/// kernels), each including autofuse_abi.h, autofuse_ascendc_tiling.h or autofuse_cpu_int.h
-/// from runtime/include. Built only by CANN's Ascend C toolchain: unverified here.
+/// kernels), each including autofuse_abi.h, autofuse_ascendc_tiling.h, autofuse_cpu_int.h or
+/// autofuse_cpu_cascade.h from runtime/include (export_ascendc.py's HEADERS copies them). Built
+/// only by CANN's Ascend C toolchain: unverified here.
 std::map<std::string, std::string> ascendc_package(const std::vector<KernelUnit>& kernels,
                                                    const schedule::Target& t,
                                                    const std::string& name);
