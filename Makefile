@@ -78,7 +78,9 @@ HOST_ISAS = isas=$$($(PY) -c "import autofuse; print(' '.join(autofuse.host_isas
 # ascendc_emu), with every Ascend C acceptance case (AUTOFUSE_ASCENDC_FULL; make test runs each
 # module's ASCENDC_QUICK slice); then through the Inductor frontend (200 cases each: equal to
 # eager, or to plain Inductor where Inductor itself differs; no group left to Inductor by a
-# tracer bug) with every Inductor-frontend acceptance case (make test: INDUCTOR_QUICK).
+# tracer bug) with every Inductor-frontend acceptance case (make test: INDUCTOR_QUICK); last,
+# tests/python/test_long_reductions.py with AUTOFUSE_BIG_TESTS=1: sums, means and column and row
+# sums of up to 10^9 elements judged against float64 on every ISA (inputs of up to 4 GB).
 fuzz: build
 	@$(HOST_ISAS) && for isa in $$isas; do echo "== fuzz, isa $$isa"; \
 	  AUTOFUSE_ISA=$$isa AUTOFUSE_FUZZ_CASES=$${AUTOFUSE_FUZZ_CASES:-500} $(PY) -m pytest -q \
@@ -94,7 +96,9 @@ fuzz: build
 	  tests/python/test_random_concat_graphs.py || exit 1; \
 	echo "== frontend inductor, every acceptance case"; AUTOFUSE_INDUCTOR_FULL=1 AUTOFUSE_ASCENDC_FULL=1 $(PY) -m pytest -q \
 	  tests/python/test_acceptance.py tests/python/test_acceptance_reduce.py tests/python/test_concat.py \
-	  tests/python/test_dynamic_shapes.py -k inductor
+	  tests/python/test_dynamic_shapes.py -k inductor; \
+	echo "== long reductions up to 10^9 elements against float64"; AUTOFUSE_BIG_TESTS=1 $(PY) -m pytest -q \
+	  tests/python/test_long_reductions.py
 
 # PyTorch's OpInfo samples in full (tests/python/test_opinfo.py): every sample of every op we
 # fuse, in every dtype it takes, once per kernel ISA of the host; `make test` runs the largest
