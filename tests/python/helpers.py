@@ -1,5 +1,7 @@
 """Helpers shared by the autofuse tests."""
 
+import math
+
 import torch
 
 import autofuse
@@ -203,3 +205,109 @@ def check_packs_kept_until_written(f, m, x, writes, made, tol):
     before = len(made)
     torch.testing.assert_close(f(x), m(x), **tol)
     assert len(made) == before
+
+
+class Float64Judge:
+    """The float64 judge of long reductions (issue 40): a result is at most twice as far from
+    the float64 result as eager's, plus one rounding of the output.
+
+    A test feeds it, per input draw, each output k as compiled (`got`), eager and computed in
+    float64 (`exact`: the same program or op with its float inputs widened), then `check`s.
+    Per output and draw it keeps three numbers over the positions where the float64 result,
+    rounded once to the output dtype, is finite: A_got = max |got - exact|, A_eager =
+    max |eager - exact| and S = max |exact|. Output k passes when
+
+        sqrt(mean over draws of A_got^2)  <=  2 * max over draws of A_eager  +  u * S
+
+    with u the unit roundoff (eps / 2) of the output dtype (f32: 2^-24): one rounding of the
+    output's largest value. Where the rounded float64 result is inf (a sum past f16's range)
+    or NaN, ours equals it or eager's.
+
+    Why absolute errors at the tensor's scale S, not per-element relative ones: a sum of values
+    of mixed sign can be ~0 in float64 while eager's and our errors are those of the partial
+    sums (~u * sqrt(n log n) * |term| for a cascade), so a relative error is meaningless there;
+    the output's largest magnitude S gives the floor its scale (one rounding of the output),
+    and where S itself is ~0 (the whole output cancels) the yardstick is eager's own error,
+    whose magnitude is that of the terms it summed: that is what the 2x-eager term measures.
+    (A floor relative to the sum of the terms' magnitudes would be too loose: for terms of
+    mixed sign a naive sequential f32 sum errs by ~u * sum |terms| too.)
+
+    Why draws, eager's max and our root-mean-square: the error of a long sum is a random
+    variable (rounding errors of random partial sums): at one output element, ours can be 3x
+    eager's by chance while both algorithms are equally accurate (measured: with x = randn(10^6)
+    and x.sum(), |ours| > 2 |eager| + u |exact| in 23% of draws). Our typical (RMS) error over
+    the draws against the largest error eager made on them estimates the two error levels;
+    with one output element and 8 draws a cascade as accurate as eager's fails with
+    probability ~0.38^8 < 1e-3 (P(|eager| < sigma / 2) in every draw), while a summation whose
+    error grows like n (naive f32 accumulation: 100x-10^4x eager's at 10^5-10^7 elements)
+    fails by orders of magnitude. An output with many elements gives a stable max already
+    in one draw (the maximum of many errors), so a bug in a few rows (a tail tile) still shows.
+
+    Non-float outputs (indices, bools) equal eager's exactly in every draw."""
+
+    def __init__(self):
+        self.stats = {}  # key -> {"dtype", "got": [], "eager": [], "scale": [], "where": str}
+
+    @staticmethod
+    def unit(dtype):
+        return torch.finfo(dtype).eps / 2
+
+    def add(self, key, got, eager, exact, what=""):
+        if not eager.dtype.is_floating_point:
+            assert got.dtype == eager.dtype and torch.equal(got, eager), (
+                f"{what} output {key}: {got.dtype} result differs from eager's {eager.dtype}")
+            return
+        assert got.shape == eager.shape and got.dtype == eager.dtype, (
+            f"{what} output {key}: {got.dtype}{tuple(got.shape)} vs eager {eager.dtype}{tuple(eager.shape)}")
+        if eager.numel() == 0:
+            return
+        g = got.detach().to(torch.float64, copy=True).flatten()  # copies: subtracted in place
+        e = eager.detach().to(torch.float64, copy=True).flatten()
+        x = exact.detach().double().expand_as(got).flatten()
+        rounded = x.to(eager.dtype)  # beyond the dtype's range: inf, as ours and eager's are
+        finite = torch.isfinite(rounded)
+        del rounded
+        if bool(finite.all()):
+            finite = None  # the usual case: no masks (outputs of 10^7 elements)
+        else:
+            r = x.to(eager.dtype).double()
+            special = ~finite & ~((g == r) | (g == e) | (torch.isnan(g) & (torch.isnan(r) | torch.isnan(e))))
+            assert not bool(special.any()), (
+                f"{what} output {key}: ours differs from float64 and eager where float64 rounds to inf / NaN")
+            if not bool(finite.any()):
+                return
+            g, e, x = g[finite], e[finite], x[finite]
+        g_err = g.sub_(x).abs_()
+        g_err.nan_to_num_(nan=float("inf"))  # a NaN of ours is an error
+        e_err = e.sub_(x).abs_()
+        e_err.nan_to_num_(nan=0.0, posinf=0.0)  # eager inf / NaN: no credit
+        k = int(g_err.argmax())
+        st = self.stats.setdefault(key, {"dtype": eager.dtype, "got": [], "eager": [], "scale": [], "where": ""})
+        st["got"].append(g_err[k].item())
+        st["eager"].append(e_err.max().item())
+        st["scale"].append(x.abs().max().item())
+        if st["got"][-1] >= max(st["got"]):
+            pos = k if finite is None else int(finite.nonzero()[k])
+            st["where"] = (f"largest error of ours at flat index {pos} of {tuple(got.shape)}: got "
+                           f"{got.flatten()[pos].item():.9g}, eager {eager.flatten()[pos].item():.9g}, "
+                           f"float64 {x[k].item():.9g}")
+
+    def errors(self, key):
+        """(ours, eager's, the bound) for output `key`: the numbers `check` compares."""
+        st = self.stats[key]
+        ours = math.sqrt(sum(a * a for a in st["got"]) / len(st["got"]))
+        eager = max(st["eager"])
+        return ours, eager, 2 * eager + self.unit(st["dtype"]) * max(st["scale"])
+
+    def check(self, what=""):
+        bad = []
+        for key, st in self.stats.items():
+            ours, eager, bound = self.errors(key)
+            if not ours <= bound:
+                scale = max(st["scale"])
+                rel = (lambda v: f"{v / scale:.3g}") if scale else (lambda v: "-")
+                bad.append(f"output {key} ({st['dtype']}, {len(st['got'])} draws, scale {scale:.4g}): error "
+                           f"against float64 {ours:.4g} (rms over draws) > 2 x eager's {eager:.4g} (max over "
+                           f"draws) + one rounding = {bound:.4g}; relative to the scale: ours {rel(ours)}, "
+                           f"eager's {rel(eager)}\n  {st['where']}")
+        assert not bad, f"{what}\nless accurate than eager against float64:\n" + "\n".join(bad)
