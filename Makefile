@@ -14,7 +14,7 @@ export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
 .PHONY: all deps build test test-unit test-lit test-python test-wheel test-models fuzz opinfo sanitize demo bench-smoke \
-  bench-ops bench-dynamic bench-tuning bench-conv-layouts bench-models golden-update format clean
+  bench-ops bench-dynamic bench-tuning bench-conv-layouts bench-models bench-generate golden-update format clean
 
 all: build
 
@@ -178,6 +178,14 @@ bench-conv-layouts: build
 # --breakdown" reruns one case with a profile of where its time goes. About 25-30 minutes cold.
 bench-models: build
 	$(PY) bench/bench_models.py $(BENCH_MODELS_ARGS)
+
+# Hugging Face generate with a compiled forward (Llama, Qwen2, GPT-2, Mistral; random weights):
+# eager vs Inductor vs Inductor-frozen vs autofuse, fp32/bf16, dynamic/static cache, batch 1/4,
+# prompts 24/128: prefill and decode apart, tokens against eager, decode against the weight-
+# streaming bound, peak memory per variant; writes build/bench/generate.md and generate.png.
+# BENCH_GENERATE_ARGS="--models llama --dtypes fp32 --caches dynamic --shapes 1x24" narrows it.
+bench-generate: build
+	$(PY) bench/bench_generate.py $(BENCH_GENERATE_ARGS)
 
 # Rewrites the hashes of the golden model tests (tests/lit/golden: the fusion, schedule and C++
 # autofuse-opt prints for the benchmark models' graphs) after a change meant to change them.

@@ -71,8 +71,12 @@ class _Printer:
         self.lines.append("    " + line)
 
 
-def _ptr(slot: int, offset: int) -> str:
-    return f"env[{slot}].data_ptr() + {offset}" if offset else f"env[{slot}].data_ptr()"
+def _ptr(slot: int, offset: int, read_only: bool = False) -> str:
+    """The address expression of env[slot] (plus `offset` bytes): an input a kernel only reads
+    through const_data_ptr, which leaves a copy-on-write tensor (a weight with a kept pack,
+    weight_packs.py) sharing its storage, where data_ptr would give it a copy of its own."""
+    get = "const_data_ptr" if read_only else "data_ptr"
+    return f"env[{slot}].{get}() + {offset}" if offset else f"env[{slot}].{get}()"
 
 
 def _pooled(p: _Printer, tag: str, shape: tuple, strides: tuple, pool: Any) -> Tuple[str, Optional[str]]:
@@ -144,7 +148,7 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
         tag = step[0]
         if tag == KERNEL:
             _, k, in_refs, outs, syms_of, frees = step
-            ptrs = [_ptr(s, off) for s, off in in_refs]
+            ptrs = [_ptr(s, off, read_only=True) for s, off in in_refs]
             for n, (s, shape, strides, dtype, pool) in enumerate(outs):
                 p.emit(f"env[{s}] = " + _allocation(p, f"{j}_{n}", shape, strides, dtype, pool))
                 ptrs.append(_ptr(s, 0))

@@ -92,10 +92,10 @@ class PackedConvolution:
         return _REORDER(w.to(torch.float32), self.padding, self.stride, self.dilation, self.groups, list(x.shape))
 
     def __call__(self, x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor]) -> torch.Tensor:
-        pack = (self.packs.get(w, None, lambda: self._pack(w, x))
+        pack = (self.packs.get(w, None, lambda src: self._pack(src, x))
                 if x.is_contiguous(memory_format=torch.channels_last) else None)
         if b is not None and b.dtype != x.dtype:
-            kept = self.biases.get(b, None, lambda: b.to(x.dtype)) if pack is not None else None
+            kept = self.biases.get(b, None, lambda src: src.to(x.dtype)) if pack is not None else None
             b = kept if kept is not None else b.to(x.dtype)
         if pack is None:
             return _CONV(x, w.to(x.dtype), b, self.stride, self.padding, self.dilation, False, self.output_padding,

@@ -254,7 +254,7 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
                 return None
             p = pack(weight, rows)
         else:
-            p = packs.get(w, rows if per_rows else None, lambda: pack(weight, rows))
+            p = packs.get(w, rows if per_rows else None, lambda src: pack(src if transposed else src.t(), rows))
             if p is None:
                 return None
         return x_t, p, weight, env[b_slot] if b_slot is not None else None, rows

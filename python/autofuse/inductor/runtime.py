@@ -39,8 +39,10 @@ class AscKernel:
         its size symbols, in `symbols` order."""
         if self.program is None:
             compile_pending()
-        ptrs = [t.data_ptr() for t in inputs]
-        ptrs += [t.data_ptr() for t in outputs]
+        # Outputs first: data_ptr gives a copy-on-write output a storage of its own, which an
+        # input aliasing it must then read; an input only read keeps its shared storage.
+        outs = [t.data_ptr() for t in outputs]
+        ptrs = [t.const_data_ptr() for t in inputs] + outs
         if self.take is not None:
             sizes = [sizes[i] for i in self.take]
         self.program.launch(self.index, ptrs, sizes, torch.get_num_threads())
