@@ -60,7 +60,7 @@ def _write_every_way(m):
 def pack_count(monkeypatch):
     """A list that grows by one per pack made by graphs compiled after the fixture starts."""
     made = []
-    libs = {d: dataclasses.replace(lib, pack=lambda w, rows, f=lib.pack: made.append(1) or f(w, rows))
+    libs = {d: lib if lib.pack is None else dataclasses.replace(lib, pack=lambda w, rows, f=lib.pack: made.append(1) or f(w, rows))
             for d, lib in packed_linear.libraries().items()}
     monkeypatch.setattr(packed_linear, "libraries", lambda: libs)
     return made
@@ -89,11 +89,13 @@ def test_inference_keeps_packs_and_sees_every_write(dtype, conv1d, rows, pack_co
         check_packs_kept_until_written(f, m, x, _write_every_way, pack_count, tol)
 
 
-def test_a_write_through_an_earlier_raw_pointer_is_not_seen():
+def test_a_write_through_an_earlier_raw_pointer_is_not_seen(monkeypatch):
     # The documented limit (docs/reliability.md): a NumPy view taken before the first call
     # writes the storage without PyTorch, so nothing tells the kept pack; no packing sees it.
-    if torch.float32 not in packed_linear.libraries():
-        pytest.skip("no fp32 packed linear here")
+    # (A library that keeps no pack, oneDNN on the plain weight, sees it: test below.)
+    kept = packed_linear._ONEDNN if torch.backends.mkldnn.is_available() else packed_linear._MKL
+    libs = {**packed_linear.libraries(), torch.float32: kept}
+    monkeypatch.setattr(packed_linear, "libraries", lambda: libs)
     torch.manual_seed(0)
     m = Mlp().eval()
     view = m.fc1.weight.detach().numpy()
@@ -106,6 +108,28 @@ def test_a_write_through_an_earlier_raw_pointer_is_not_seen():
         torch.testing.assert_close(f(x), before)
         torch.testing.assert_close(g(x), m(x))
         assert not torch.allclose(before, m(x))
+
+
+def test_the_plain_weight_library_keeps_nothing_and_sees_every_write(monkeypatch):
+    # oneDNN's linear on the weight as it is: no reorder, no second copy, so even a write
+    # through a raw pointer taken before the first call is seen.
+    if not torch.backends.mkldnn.is_available():
+        pytest.skip("torch without oneDNN")
+    libs = {**packed_linear.libraries(), torch.float32: packed_linear._ONEDNN_PLAIN}
+    monkeypatch.setattr(packed_linear, "libraries", lambda: libs)
+    torch.manual_seed(0)
+    m = Mlp(conv1d=True).eval()
+    view = m.fc1.weight.detach().numpy()
+    f = compile_fn(m)
+    x = torch.randn(3, 32)
+    with torch.no_grad():
+        out, calls = _linear_calls(f, x)
+        torch.testing.assert_close(out, m(x))
+        assert calls == 3
+        with torch.profiler.profile() as prof:
+            view *= -1
+            torch.testing.assert_close(f(x), m(x))
+    assert not any("reorder" in e.name for e in prof.events())
 
 
 def test_dynamic_row_counts_each_get_their_pack():
@@ -252,7 +276,7 @@ def test_every_library_computes_the_linear(dtype, row, rows):
     lib = choice.library
     if lib.pack is packed_linear._mkl_pack and not torch.backends.mkl.is_available():
         pytest.skip("torch without MKL")
-    if lib.pack is packed_linear._onednn_pack and (
+    if lib.call is packed_linear._onednn_linear and (
             not torch.backends.mkldnn.is_available()
             or dtype == torch.bfloat16 and not torch.ops.mkldnn._is_mkldnn_bf16_supported()):
         pytest.skip("oneDNN does not run this dtype on this CPU")
@@ -260,7 +284,7 @@ def test_every_library_computes_the_linear(dtype, row, rows):
     torch.manual_seed(0)
     x, w, b = (torch.randn(*s, dtype=dtype) for s in ((rows, 48), (40, 48), (40,)))
     for pack_rows in (rows,) if lib.per_rows else (rows, rows + 3):
-        pack = lib.pack(w, pack_rows)
+        pack = w if lib.pack is None else lib.pack(w, pack_rows)
         for bias, want in ((b, torch.addmm(b, x, w.t())), (None, torch.mm(x, w.t()))):
             torch.testing.assert_close(lib.call(x, pack, w, bias, rows), want, **tol)
             if lib.call_into is not None:
