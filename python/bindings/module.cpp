@@ -490,8 +490,11 @@ nb::dict op_registry() {
 
 }  // namespace
 
+void bind_linear_rows(nb::module_& m);  // linear_rows.cpp
+
 NB_MODULE(_C, m) {
   m.doc() = "autofuse C++ core: Graph IR text -> fused, compiled CPU kernels";
+  bind_linear_rows(m);
   // Programs live in Dynamo's caches until interpreter exit; that is not a leak worth a warning.
   nb::set_leak_warnings(false);
 #ifdef AUTOFUSE_VERSION

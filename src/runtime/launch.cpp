@@ -67,16 +67,23 @@ void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const i
   }
   BlockJob job{kernel, args, tiling_data};
   const BlockJob* jp = &job;
-  auto block = [jp](int64_t b) { jp->kernel(jp->args, jp->tiling_data, b); };
+  parallel_for(header.block_dim, nthreads,
+               [jp](int64_t b) { jp->kernel(jp->args, jp->tiling_data, b); });
+}
+
+void parallel_for(int64_t n, int nthreads, const std::function<void(int64_t)>& fn) {
   // Under torch, on its OpenMP team: the threads ATen's ops (the matmuls between kernels) use,
   // which would otherwise spin on the cores a second pool needs. In a child forked after the
   // lookup, or without OpenMP loaded, on the pool.
   static const GompParallel openmp = find_loaded_openmp();
   static const uint64_t openmp_generation = fork_generation();
-  if (openmp != nullptr && openmp_generation == fork_generation())
-    openmp_parallel_for(openmp, header.block_dim, nthreads, block);
-  else
-    ThreadPool::global().parallel_for(header.block_dim, nthreads, block);
+  if (n <= 1 || nthreads <= 1) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+  } else if (openmp != nullptr && openmp_generation == fork_generation()) {
+    openmp_parallel_for(openmp, n, nthreads, fn);
+  } else {
+    ThreadPool::global().parallel_for(n, nthreads, fn);
+  }
 }
 
 }  // namespace af::runtime

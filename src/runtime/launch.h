@@ -2,6 +2,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 
 #include "runtime/include/autofuse_abi.h"
 #include "schedule/target.h"
@@ -18,6 +19,10 @@ namespace af::runtime {
 /// `ub_bytes` > 0 replaces the target's tile buffer budget (a tuned choice).
 void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const int64_t* symbols,
             int nthreads, const schedule::Target& t, int64_t ub_bytes = 0);
+
+/// Runs fn(i) for every i in [0, n) on up to `nthreads` threads: the process's OpenMP team
+/// (torch's), or ThreadPool::global() where none is loaded; inline for n or nthreads <= 1.
+void parallel_for(int64_t n, int nthreads, const std::function<void(int64_t)>& fn);
 
 /// The header (block_dim, tiling_key) the tiling function picks for `symbols` with `nthreads`
 /// cores and t's buffer budget; runs no kernel. Throws as launch() does.

@@ -291,3 +291,26 @@ def test_every_library_computes_the_linear(dtype, row, rows):
                 out = torch.empty(rows, 40, dtype=dtype)
                 lib.call_into(x, pack, w, bias, rows, out)
                 torch.testing.assert_close(out, want, **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_linear_rows_matches_eager_at_every_row_count_and_tail(dtype):
+    # The runtime's few-row linear (runtime/linear_rows.h) on row-major weights: every row count
+    # it takes, K with and without a vector tail, rows of x and W apart by more than K, bias or
+    # none; as close to float64 as eager's linear (bf16: the same products and one rounding).
+    if not packed_linear.linear_rows_supported(dtype):
+        pytest.skip("this CPU lacks the instructions")
+    from autofuse import _C
+
+    torch.manual_seed(0)
+    for rows in (*range(1, 10), 16, 17, 30):
+        for n, k in ((1, 1), (7, 33), (13, 64), (40, 200), (130, 97)):
+            x = torch.randn(rows, k + 5, dtype=dtype)[:, :k]
+            w = torch.randn(n, k + 3, dtype=dtype)[:, :k]
+            for b in (torch.randn(n, dtype=dtype), None):
+                got = packed_linear._linear_rows(x, w, b)
+                exact = x.double() @ w.double().t() + (0 if b is None else b.double())
+                eager = torch.nn.functional.linear(x, w, b)
+                bound = (eager.double() - exact).abs().max().item()
+                ulp = exact.abs().max().item() * (2 ** -8 if dtype == torch.bfloat16 else 2 ** -23)
+                assert (got.double() - exact).abs().max().item() <= 2 * bound + ulp, (rows, n, k, b is None)

@@ -1,0 +1,25 @@
+// Linear layers of a few rows on the weight as it is: y = x W^T + b with W a row-major [N, K]
+// matrix (nn.Linear's own layout), each weight row streamed once for all of x's rows. Decoding a
+// token is such a product; a library's packed layout makes it no faster (the weight is read once
+// either way) but keeps a second copy of every weight.
+#pragma once
+#include <cstdint>
+
+namespace af::runtime {
+
+/// The element types linear_rows computes.
+enum class LinearRowsType { F32, BF16 };
+
+/// Whether this CPU runs linear_rows for `type` (F32: AVX-512F; BF16: AVX-512 BF16).
+bool linear_rows_supported(LinearRowsType type);
+
+/// y[m, N] = x[m, K] · W[N, K]^T (+ b[N] where b is not null), any m >= 1 (meant for few):
+/// x rows `ldx` elements apart, W rows `ldw` apart (each row contiguous), y contiguous. Products
+/// summed in f32 (BF16: AVX-512 BF16's pair-wise dot products, as oneDNN's), the bias added in
+/// f32 and each result rounded once. Runs on up to `nthreads` threads (parallel_for), blocks of
+/// W's rows each; x's rows 8 at a time against 12 rows of W, which stay in cache between them.
+/// Throws std::invalid_argument where the CPU or the sizes are not supported.
+void linear_rows(LinearRowsType type, const void* x, int64_t ldx, const void* w, int64_t ldw,
+                 const void* b, void* y, int64_t m, int64_t n, int64_t k, int nthreads);
+
+}  // namespace af::runtime
