@@ -165,8 +165,9 @@ def _rows_or(call: Callable[..., torch.Tensor], most_rows: int) -> Callable[...,
     are contiguous (nn.Linear's [N, K]; not GPT-2's Conv1D, stored [K, N]), `call` otherwise."""
 
     def run(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], rows: int) -> torch.Tensor:
-        if (rows <= most_rows and x.dim() == 2 and x.stride(1) == 1 and w.stride(1) == 1
-                and (b is None or b.stride(0) == 1)):
+        k = w.shape[1]
+        if (rows <= most_rows and x.dim() == 2 and x.stride(1) == 1 and (rows == 1 or x.stride(0) >= k)
+                and w.stride(1) == 1 and w.stride(0) >= k and (b is None or b.stride(0) == 1)):
             return _linear_rows(x, w, b)
         return call(x, pack, w, b, rows)
 

@@ -314,3 +314,8 @@ def test_linear_rows_matches_eager_at_every_row_count_and_tail(dtype):
                 bound = (eager.double() - exact).abs().max().item()
                 ulp = exact.abs().max().item() * (2 ** -8 if dtype == torch.bfloat16 else 2 ** -23)
                 assert (got.double() - exact).abs().max().item() <= 2 * bound + ulp, (rows, n, k, b is None)
+    # Rows of x that overlap (an expanded row: stride 0) go to the library's own call.
+    x = torch.randn(1, 40, dtype=dtype).expand(3, 40)
+    w, b = torch.randn(24, 40, dtype=dtype), torch.randn(24, dtype=dtype)
+    run = packed_linear._rows_or(lambda x, pack, w, b, rows: torch.addmm(b, x, w.t()), 8)
+    torch.testing.assert_close(run(x, None, w, b, 3), torch.addmm(b, x, w.t()))
