@@ -36,10 +36,12 @@ call on the transposed view, and oneDNN's reordered linear 0.96-0.99x its time a
 1.04-1.08x slower with the copy). oneDNN on the plain bf16 weight is 1.1-1.4x slower than on the
 reordered one from 128 rows and up to 2.2x at 1-8 rows, but keeps no second copy of the weight:
 there decode's few rows run the runtime's own linear (runtime/linear_rows.h: each weight row
-read once, AVX-512 BF16 dot products of x's rows with it, as oneDNN's), at 1 row 0.51-0.77x
-the reordered weight's time (768x768 to 32000x768, 2 threads), at 4 rows 0.94-1.2x, at 8 rows
-1.03-1.9x (the slower end where the weight stays in cache; a 32000x768 weight streamed from memory
-1.03x); fp32 up to 4 rows, where it ran 0.67-0.95x oneDNN's plain-weight time.
+read once, AVX-512 BF16 dot products of x's rows with it, as oneDNN's, the weight prefetched into
+L2 96 KiB ahead), wherever x's rows stay in L1 (linear_rows_pays: up to 12 rows and 24 KiB of x).
+Streaming 768x768 to 32000x768 weights from memory (2 threads, interleaved medians) it took
+0.57-0.79x the reordered weight's time at 1 row, 0.78-1.2x at 4, 0.82-1.13x at 8, and 0.56-0.95x
+oneDNN's on the plain weight at 8 rows; fp32 the same way, 0.71-0.85x oneDNN's plain-weight time
+at 8 rows of K = 768.
 GPT-2's Conv1D weights are [in, out] already and are not copied. A bf16 pack made on every call
 does not pay (1.0-3.4x ATen's time including the reorder at 32-2048 rows on Zen 4; BERT/Llama
 bf16 training steps measured 0.98-1.0x): bf16 packs only in inference graphs.
@@ -160,14 +162,18 @@ def _linear_rows(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor]) ->
     return y
 
 
-def _rows_or(call: Callable[..., torch.Tensor], most_rows: int) -> Callable[..., torch.Tensor]:
-    """A Library.call running _linear_rows for at most `most_rows` rows of x on a weight whose rows
-    are contiguous (nn.Linear's [N, K]; not GPT-2's Conv1D, stored [K, N]), `call` otherwise."""
+def _rows_or(call: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """A Library.call running _linear_rows where it pays (runtime linear_rows_pays: few rows of x,
+    which stay in L1) on a weight whose rows are contiguous (nn.Linear's [N, K]; not GPT-2's
+    Conv1D, stored [K, N]), `call` otherwise."""
 
     def run(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], rows: int) -> torch.Tensor:
+        from . import _C
+
         k = w.shape[1]
-        if (rows <= most_rows and x.dim() == 2 and x.stride(1) == 1 and (rows == 1 or x.stride(0) >= k)
-                and w.stride(1) == 1 and w.stride(0) >= k and (b is None or b.stride(0) == 1)):
+        if (_C.linear_rows_pays(x.dtype == torch.bfloat16, rows, k) and x.dim() == 2 and x.stride(1) == 1
+                and (rows == 1 or x.stride(0) >= k) and w.stride(1) == 1 and w.stride(0) >= k
+                and (b is None or b.stride(0) == 1)):
             return _linear_rows(x, w, b)
         return call(x, pack, w, b, rows)
 
@@ -185,10 +191,8 @@ def linear_rows_supported(dtype: torch.dtype) -> bool:
 _MKL = Library(pack=_mkl_pack, call=_mkl_linear)
 # oneDNN's linear on the weight as it is (no reorder, nothing kept: no second copy of the weight).
 _ONEDNN_PLAIN = Library(pack=None, call=_onednn_linear, per_rows=False, per_call_rows=1)
-# The same with up to 4 (fp32) or 8 (bf16) rows run by the runtime's few-row linear: the rows a
-# decode step has, where it measured at or above oneDNN's reordered weight (module docstring).
-_F32_ROWS_PLAIN = dataclasses.replace(_ONEDNN_PLAIN, call=_rows_or(_onednn_linear, 4))
-_BF16_ROWS_PLAIN = dataclasses.replace(_ONEDNN_PLAIN, call=_rows_or(_onednn_linear, 8))
+# The same with a decode step's few rows run by the runtime's own linear where it pays.
+_ROWS_PLAIN = dataclasses.replace(_ONEDNN_PLAIN, call=_rows_or(_onednn_linear))
 _ONEDNN = Library(pack=_onednn_pack, call=_onednn_linear)
 _ROWS_MAJOR = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False, per_call_rows=None)
 _F32_ROWS_MAJOR = Library(pack=_f32_rows_major, call=_in_f32(_mm), per_rows=False, per_call_rows=1)
@@ -210,7 +214,7 @@ CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
     torch.float32: (
         Choice("AVX-512, not Intel (MKL runs its AVX2 path there): oneDNN on the plain weight, few rows our own",
                lambda c: c["onednn"] and c["avx512_f"] and c["vendor"] != "GenuineIntel" and linear_rows_supported(torch.float32),
-               _F32_ROWS_PLAIN),
+               _ROWS_PLAIN),
         Choice("AVX2 without AVX-512, not Intel (AMD Zen 3): oneDNN kept, MKL per call",
                lambda c: c["onednn"] and c["avx2"] and c["vendor"] != "GenuineIntel",
                dataclasses.replace(_ONEDNN, per_call_rows=None, training=_MKL)),
@@ -223,7 +227,7 @@ CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
         Choice("without bf16 arithmetic: computed in fp32", lambda c: not cpu.bf16_arithmetic(c), _F32_ROWS_MAJOR),
         Choice("AVX-512 BF16 without AMX (Zen 4): oneDNN on the plain weight, few rows our own",
                lambda c: c["onednn"] and c["avx512_bf16"] and not c["amx_bf16"] and linear_rows_supported(torch.bfloat16),
-               _BF16_ROWS_PLAIN),
+               _ROWS_PLAIN),
         Choice("any other with oneDNN (AMX where it has it)", lambda c: c["onednn"], _ROWS_MAJOR),
     ),
 }

@@ -22,6 +22,13 @@ void bind_linear_rows(nb::module_& m) {
       [](bool bf16) { return af::runtime::linear_rows_supported(rows_type(bf16)); },
       nb::arg("bf16"), "Whether this CPU runs linear_rows for bf16 (else f32).");
   m.def(
+      "linear_rows_pays",
+      [](bool bf16, int64_t rows, int64_t k) {
+        return af::runtime::linear_rows_pays(rows_type(bf16), rows, k);
+      },
+      nb::arg("bf16"), nb::arg("rows"), nb::arg("k"),
+      "Whether linear_rows beats oneDNN's linear on the plain weight at these sizes.");
+  m.def(
       "linear_rows",
       [](bool bf16, uintptr_t x, int64_t ldx, uintptr_t w, int64_t ldw, uintptr_t b, uintptr_t y,
          int64_t rows, int64_t n, int64_t k, int nthreads) {

@@ -19,6 +19,11 @@ bool linear_rows_supported(LinearRowsType type) {
   return type == LinearRowsType::F32 ? avx512 : avx512 && __builtin_cpu_supports("avx512bf16");
 }
 
+bool linear_rows_pays(LinearRowsType type, int64_t rows, int64_t k) {
+  const int64_t elem = type == LinearRowsType::F32 ? 4 : 2;
+  return rows >= 1 && rows <= 12 && rows * k * elem <= (int64_t{24} << 10);
+}
+
 void linear_rows(LinearRowsType type, const void* x, int64_t ldx, const void* w, int64_t ldw,
                  const void* b, void* y, int64_t m, int64_t n, int64_t k, int nthreads) {
   using namespace linear_rows_detail;
@@ -26,11 +31,12 @@ void linear_rows(LinearRowsType type, const void* x, int64_t ldx, const void* w,
     throw std::invalid_argument("linear_rows: unsupported sizes");
   if (!linear_rows_supported(type))
     throw std::invalid_argument("linear_rows: this CPU lacks the instructions");
-  const Problem p{x, ldx, w, ldw, b, y, m, n, k};
+  const int64_t elem = type == LinearRowsType::F32 ? 4 : 2;
+  const int64_t ahead = std::max<int64_t>(kGroupRows, kAheadBytes / (ldw * elem));
+  const Problem p{x, ldx, w, ldw, b, y, m, n, k, ahead};
   const auto block = type == LinearRowsType::F32 ? &rows_block_f32 : &rows_block_bf16;
   // Blocks of about 64 KiB of weight (whole groups), at least one per thread where the weight
   // has the rows for it.
-  const int64_t elem = type == LinearRowsType::F32 ? 4 : 2;
   const int64_t by_bytes = (int64_t{64} << 10) / std::max<int64_t>(k * elem, 1);
   int64_t rows = std::max<int64_t>(kGroupRows, by_bytes / kGroupRows * kGroupRows);
   if (nthreads > 1) {

@@ -317,5 +317,5 @@ def test_linear_rows_matches_eager_at_every_row_count_and_tail(dtype):
     # Rows of x that overlap (an expanded row: stride 0) go to the library's own call.
     x = torch.randn(1, 40, dtype=dtype).expand(3, 40)
     w, b = torch.randn(24, 40, dtype=dtype), torch.randn(24, dtype=dtype)
-    run = packed_linear._rows_or(lambda x, pack, w, b, rows: torch.addmm(b, x, w.t()), 8)
+    run = packed_linear._rows_or(lambda x, pack, w, b, rows: torch.addmm(b, x, w.t()))
     torch.testing.assert_close(run(x, None, w, b, 3), torch.addmm(b, x, w.t()))
