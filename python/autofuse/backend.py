@@ -27,8 +27,8 @@ from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from . import (aten_table, bias_epilogue, channels_last, constant_folding, decompositions, dumps,
-               float_normalization, packed_conv, pool_decompositions, scatter_decompositions, view_motion,
-               weight_packs)
+               float_normalization, input_updates, packed_conv, pool_decompositions, scatter_decompositions,
+               view_motion, weight_packs)
 from .config import CompilerConfig
 from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
@@ -165,6 +165,8 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
         weights, keep = _weight_inputs(config, tag, gm)
+        if tag == "inference":
+            gm = input_updates.update_in_place(gm, _fw_metadata())
         gm = float_normalization.upcast_bf16(gm)
         if config.channels_last:
             gm = channels_last.to_channels_last(gm, example_inputs, tag,
@@ -240,12 +242,17 @@ def _weight_inputs(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) -
     if not config.pack_weights:
         return [], False
     keep = tag == "inference" and weight_packs.sees_every_write()
-    ctx = torch._guards.TracingContext.try_get()
-    static = list(getattr(getattr(ctx, "fw_metadata", None), "static_input_indices", None) or [])
+    static = list(getattr(_fw_metadata(), "static_input_indices", None) or [])
     if tag == "bw":
         names = {f"primals_{i + 1}" for i in static}
         static = [k for k, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder") if n.name in names]
     return static, keep
+
+
+def _fw_metadata() -> Any:
+    """AOTAutograd's metadata of the graph being compiled (its inputs' mutations), or None."""
+    ctx = torch._guards.TracingContext.try_get()
+    return getattr(ctx, "fw_metadata", None)
 
 
 def fused_op_count(rec: GraphRecord) -> int:
