@@ -42,7 +42,10 @@ Streaming 768x768 to 32000x768 weights from memory (2 threads, interleaved media
 0.57-0.79x the reordered weight's time at 1 row, 0.78-1.2x at 4, 0.82-1.13x at 8, and 0.56-0.95x
 oneDNN's on the plain weight at 8 rows; fp32 the same way, 0.71-0.85x oneDNN's plain-weight time
 at 8 rows of K = 768.
-GPT-2's Conv1D weights are [in, out] already and are not copied. A bf16 pack made on every call
+GPT-2's Conv1D weights are [in, out] already and are not copied; up to 4 rows the runtime's
+linear reads them as they are (WeightLayout::KN: 4 weight rows streamed at a time into sums kept
+in L1): on GPT-2's four shapes streamed from memory it took 0.23-0.5x ATen's addmm time at 1-2
+rows, 0.63-1.01x at 4 (bf16), 0.35-0.9x oneDNN's (fp32). A bf16 pack made on every call
 does not pay (1.0-3.4x ATen's time including the reorder at 32-2048 rows on Zen 4; BERT/Llama
 bf16 training steps measured 0.98-1.0x): bf16 packs only in inference graphs.
 fp16 stays on ATen's call (no AMX for it on these CPUs: the copy measured within noise).
@@ -158,31 +161,42 @@ def _f32_onednn_pack(w: torch.Tensor, rows: int) -> torch.Tensor:
     return _onednn_pack(w.float(), rows)
 
 
-def _linear_rows(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor]) -> torch.Tensor:
-    """x [M, K] W[N, K]^T + b by the runtime's few-row linear (runtime/linear_rows.h)."""
+def _kn_layout(w: torch.Tensor) -> Optional[bool]:
+    """For W as [N, K]: False where its rows are contiguous ([N, K] storage, nn.Linear), True
+    where its columns are ([K, N] storage read transposed: GPT-2's Conv1D), None otherwise."""
+    n, k = w.shape
+    if w.stride(1) == 1 and w.stride(0) >= k:
+        return False
+    if w.stride(0) == 1 and w.stride(1) >= n:
+        return True
+    return None
+
+
+def _linear_rows(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], kn: bool = False) -> torch.Tensor:
+    """x [M, K] W[N, K]^T + b by the runtime's few-row linear (runtime/linear_rows.h); `kn`: W's
+    storage is [K, N] (_kn_layout)."""
     from . import _C
 
     rows, k = x.shape
     y = torch.empty((rows, w.shape[0]), dtype=x.dtype)
-    _C.linear_rows(x.dtype == torch.bfloat16, x.const_data_ptr(), x.stride(0) if rows > 1 else k, w.const_data_ptr(),
-                   w.stride(0), 0 if b is None else b.const_data_ptr(), y.data_ptr(), rows, w.shape[0], k,
-                   torch.get_num_threads())
+    _C.linear_rows(x.dtype == torch.bfloat16, kn, x.const_data_ptr(), x.stride(0) if rows > 1 else k, w.const_data_ptr(),
+                   w.stride(1) if kn else w.stride(0), 0 if b is None else b.const_data_ptr(), y.data_ptr(), rows,
+                   w.shape[0], k, torch.get_num_threads())
     return y
 
 
 def _rows_or(call: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """A Library.call running _linear_rows where it pays (runtime linear_rows_pays: few rows of x,
-    which stay in L1) on a weight whose rows are contiguous (nn.Linear's [N, K]; not GPT-2's
-    Conv1D, stored [K, N]), `call` otherwise."""
+    """A Library.call running _linear_rows where it pays (runtime linear_rows_pays: few rows of x)
+    on a weight whose rows (nn.Linear's [N, K]) or columns (GPT-2's Conv1D, stored [K, N]) are
+    contiguous, `call` otherwise."""
 
     def run(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], rows: int) -> torch.Tensor:
         from . import _C
 
-        k = w.shape[1]
-        if (_C.linear_rows_pays(x.dtype == torch.bfloat16, rows, k) and x.dim() == 2 and x.stride(1) == 1
-                and (rows == 1 or x.stride(0) >= k) and w.stride(1) == 1 and w.stride(0) >= k
-                and (b is None or b.stride(0) == 1)):
-            return _linear_rows(x, w, b)
+        if x.dim() == 2 and x.stride(1) == 1 and (rows == 1 or x.stride(0) >= x.shape[1]) and (b is None or b.stride(0) == 1):
+            kn = _kn_layout(w)
+            if kn is not None and _C.linear_rows_pays(x.dtype == torch.bfloat16, kn, rows, w.shape[1]):
+                return _linear_rows(x, w, b, kn)
         return call(x, pack, w, b, rows)
 
     return run

@@ -4,6 +4,7 @@ in inference kept across calls and repacked after any write to the weight throug
 request."""
 
 import dataclasses
+import itertools
 
 import pytest
 import torch
@@ -295,7 +296,7 @@ def test_every_library_computes_the_linear(dtype, row, rows):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_linear_rows_matches_eager_at_every_row_count_and_tail(dtype):
-    # The runtime's few-row linear (runtime/linear_rows.h) on row-major weights: every row count
+    # The runtime's few-row linear (runtime/linear_rows.h) on [N, K] and [K, N] weights: every row count
     # it takes, K with and without a vector tail, rows of x and W apart by more than K, bias or
     # none; as close to float64 as eager's linear (bf16: the same products and one rounding).
     if not packed_linear.linear_rows_supported(dtype):
@@ -304,16 +305,18 @@ def test_linear_rows_matches_eager_at_every_row_count_and_tail(dtype):
 
     torch.manual_seed(0)
     for rows in (*range(1, 10), 16, 17, 30):
-        for n, k in ((1, 1), (7, 33), (13, 64), (40, 200), (130, 97)):
+        for n, k in ((1, 1), (7, 33), (13, 64), (40, 200), (130, 97), (2100, 6)):
             x = torch.randn(rows, k + 5, dtype=dtype)[:, :k]
-            w = torch.randn(n, k + 3, dtype=dtype)[:, :k]
-            for b in (torch.randn(n, dtype=dtype), None):
-                got = packed_linear._linear_rows(x, w, b)
+            w_nk = torch.randn(n, k + 3, dtype=dtype)[:, :k]
+            w_kn = torch.randn(k, n + 3, dtype=dtype)[:, :n].t()  # GPT-2's Conv1D: stored [K, N]
+            for b, w in itertools.product((torch.randn(n, dtype=dtype), None), (w_nk, w_kn)):
+                kn = w is w_kn
+                got = packed_linear._linear_rows(x, w, b, kn)
                 exact = x.double() @ w.double().t() + (0 if b is None else b.double())
                 eager = torch.nn.functional.linear(x, w, b)
                 bound = (eager.double() - exact).abs().max().item()
                 ulp = exact.abs().max().item() * (2 ** -8 if dtype == torch.bfloat16 else 2 ** -23)
-                assert (got.double() - exact).abs().max().item() <= 2 * bound + ulp, (rows, n, k, b is None)
+                assert (got.double() - exact).abs().max().item() <= 2 * bound + ulp, (rows, n, k, b is None, kn)
     # Rows of x that overlap (an expanded row: stride 0) go to the library's own call.
     x = torch.randn(1, 40, dtype=dtype).expand(3, 40)
     w, b = torch.randn(24, 40, dtype=dtype), torch.randn(24, dtype=dtype)
