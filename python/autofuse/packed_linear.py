@@ -44,8 +44,8 @@ oneDNN's on the plain weight at 8 rows; fp32 the same way, 0.71-0.85x oneDNN's p
 at 8 rows of K = 768.
 GPT-2's Conv1D weights are [in, out] already and are not copied; up to 4 rows the runtime's
 linear reads them as they are (WeightLayout::KN: 4 weight rows streamed at a time into sums kept
-in L1): on GPT-2's four shapes streamed from memory it took 0.23-0.5x ATen's addmm time at 1-2
-rows, 0.63-1.01x at 4 (bf16), 0.35-0.9x oneDNN's (fp32). A bf16 pack made on every call
+in L1): on GPT-2's four shapes streamed from memory it took 0.32-0.6x ATen's addmm time at 1-2
+rows, 0.63-1.01x at 4 (bf16), 0.53-0.89x oneDNN's (fp32). A bf16 pack made on every call
 does not pay (1.0-3.4x ATen's time including the reorder at 32-2048 rows on Zen 4; BERT/Llama
 bf16 training steps measured 0.98-1.0x): bf16 packs only in inference graphs.
 fp16 stays on ATen's call (no AMX for it on these CPUs: the copy measured within noise).
