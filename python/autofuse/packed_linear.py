@@ -83,6 +83,7 @@ from . import cpu, weight_packs
 
 aten = torch.ops.aten
 _MAX_PACKS = 4  # packs kept per step (one per row count)
+_FEW_ROWS = 12  # most rows the runtime's few-row linear takes (runtime linear_rows_pays)
 LABEL = "autofuse::packed_linear"  # the torch.profiler event around a call on a pack
 _profiling = torch._C._autograd._profiler_enabled  # () -> whether a torch.profiler is recording
 
@@ -96,6 +97,7 @@ class Library:
     call_into: Optional[Callable[..., torch.Tensor]] = None  # call's arguments, then out [M, N]
     per_rows: bool = True  # a pack serves only the row count it was made for
     per_call_rows: Optional[int] = 512  # fewest rows where a pack made for one call pays; None: never
+    few_rows: bool = False  # the runtime's few-row linear first where it pays (_few_rows)
     training: Optional["Library"] = None  # what a training graph packs with per call, where not this
 
 
@@ -161,45 +163,28 @@ def _f32_onednn_pack(w: torch.Tensor, rows: int) -> torch.Tensor:
     return _onednn_pack(w.float(), rows)
 
 
-def _kn_layout(w: torch.Tensor) -> Optional[bool]:
-    """For W as [N, K]: False where its rows are contiguous ([N, K] storage, nn.Linear), True
-    where its columns are ([K, N] storage read transposed: GPT-2's Conv1D), None otherwise."""
-    n, k = w.shape
-    if w.stride(1) == 1 and w.stride(0) >= k:
-        return False
-    if w.stride(0) == 1 and w.stride(1) >= n:
-        return True
-    return None
-
-
-def _linear_rows(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], kn: bool = False) -> torch.Tensor:
-    """x [M, K] W[N, K]^T + b by the runtime's few-row linear (runtime/linear_rows.h); `kn`: W's
-    storage is [K, N] (_kn_layout)."""
+def _few_rows_pay(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], kn: bool) -> bool:
+    """Whether _few_rows takes x [M, K] times the weight w as stored: the runtime's few-row linear
+    pays there (linear_rows_pays: few rows) and the rows of x and w are contiguous."""
     from . import _C
 
     rows, k = x.shape
-    y = torch.empty((rows, w.shape[0]), dtype=x.dtype)
-    _C.linear_rows(x.dtype == torch.bfloat16, kn, x.const_data_ptr(), x.stride(0) if rows > 1 else k, w.const_data_ptr(),
-                   w.stride(1) if kn else w.stride(0), 0 if b is None else b.const_data_ptr(), y.data_ptr(), rows,
-                   w.shape[0], k, torch.get_num_threads())
+    return (x.stride(1) == 1 and (rows == 1 or x.stride(0) >= k) and w.stride(1) == 1 and w.stride(0) >= w.shape[1]
+            and (b is None or b.stride(0) == 1) and _C.linear_rows_pays(x.dtype == torch.bfloat16, kn, rows, k))
+
+
+def _few_rows(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], kn: bool) -> torch.Tensor:
+    """x [M, K] times the weight w as stored (kn: [K, N], GPT-2's Conv1D; else [N, K], nn.Linear)
+    plus b by the runtime's few-row linear (runtime/linear_rows.h), where _few_rows_pay."""
+    from . import _C
+
+    rows, k = x.shape
+    n = w.shape[1] if kn else w.shape[0]
+    y = torch.empty((rows, n), dtype=x.dtype)
+    _C.linear_rows(x.dtype == torch.bfloat16, kn, x.const_data_ptr(), x.stride(0) if rows > 1 else k,
+                   w.const_data_ptr(), w.stride(0), 0 if b is None else b.const_data_ptr(), y.data_ptr(), rows, n, k,
+                   torch.get_num_threads())
     return y
-
-
-def _rows_or(call: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """A Library.call running _linear_rows where it pays (runtime linear_rows_pays: few rows of x)
-    on a weight whose rows (nn.Linear's [N, K]) or columns (GPT-2's Conv1D, stored [K, N]) are
-    contiguous, `call` otherwise."""
-
-    def run(x: torch.Tensor, pack: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], rows: int) -> torch.Tensor:
-        from . import _C
-
-        if x.dim() == 2 and x.stride(1) == 1 and (rows == 1 or x.stride(0) >= x.shape[1]) and (b is None or b.stride(0) == 1):
-            kn = _kn_layout(w)
-            if kn is not None and _C.linear_rows_pays(x.dtype == torch.bfloat16, kn, rows, w.shape[1]):
-                return _linear_rows(x, w, b, kn)
-        return call(x, pack, w, b, rows)
-
-    return run
 
 
 @functools.lru_cache(maxsize=None)
@@ -214,8 +199,8 @@ _MKL = Library(pack=_mkl_pack, call=_mkl_linear)
 # oneDNN's linear on the weight as it is (no reorder, nothing kept: no second copy of the weight).
 _ONEDNN_PLAIN = Library(pack=None, call=_onednn_linear, per_rows=False, per_call_rows=1)
 # The same with a decode step's few rows run by the runtime's own linear where it pays.
-_ROWS_PLAIN = dataclasses.replace(_ONEDNN_PLAIN, call=_rows_or(_onednn_linear))
-_BF16_ROWS_PLAIN = dataclasses.replace(_ONEDNN_PLAIN, call=_rows_or(_bf16_plain))
+_ROWS_PLAIN = dataclasses.replace(_ONEDNN_PLAIN, few_rows=True)
+_BF16_ROWS_PLAIN = dataclasses.replace(_ONEDNN_PLAIN, call=_bf16_plain, few_rows=True)
 _ONEDNN = Library(pack=_onednn_pack, call=_onednn_linear)
 _ROWS_MAJOR = Library(pack=_rows_major, call=_mm, call_into=_mm_into, per_rows=False, per_call_rows=None)
 _F32_ROWS_MAJOR = Library(pack=_f32_rows_major, call=_in_f32(_mm), per_rows=False, per_call_rows=1)
@@ -340,7 +325,19 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
                 return None
         return x_t, p, weight, env[b_slot] if b_slot is not None else None, rows
 
+    few_rows = lib.few_rows and linear_rows_supported(val.dtype)
+    kn = not transposed  # the weight is stored [K, N]
+
     def run(env: list, call: Callable = lib.call) -> torch.Tensor:
+        if few_rows:
+            x_t = env[x_slot]
+            if x_t.dim() == 2 and x_t.shape[0] <= _FEW_ROWS:
+                w, b = env[w_slot], env[b_slot] if b_slot is not None else None
+                if _few_rows_pay(x_t, w, b, kn):
+                    if _profiling():
+                        with torch.profiler.record_function(LABEL):
+                            return _few_rows(x_t, w, b, kn)
+                    return _few_rows(x_t, w, b, kn)
         args = operands(env)
         if args is None:
             return plain(env)
