@@ -30,13 +30,10 @@ asserts a time. BENCH_BUDGET_S: seconds of timed rounds per shape (default 12); 
 import argparse
 import copy
 import dataclasses
-import json
 import math
 import os
 import random
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,7 +42,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import Triad, own_copy, paired_ratio  # noqa: E402
+from common import Triad, memory_table, own_copy, paired_ratio, peak_rss, report_peak_rss  # noqa: E402
 
 _CACHE = os.environ.get("BENCH_CACHE_DIR") or tempfile.mkdtemp(prefix="autofuse-bench-generate-")
 os.environ["AUTOFUSE_CACHE_DIR"] = os.path.join(_CACHE, "autofuse")
@@ -290,32 +287,12 @@ def peak_rss_child(name: str, dtype: str, variant: str, new: int) -> None:
     ids, mask = shape.inputs(model.config.vocab_size)
     for _ in range(2):
         generate(model, shape, ids, mask)
-    print(json.dumps({"peak_mib": peak_resident_mib()}))
+    report_peak_rss()
 
 
-def peak_resident_mib() -> float:
-    """This process's peak resident memory (VmHWM: the high-water mark of its own address space;
-    getrusage's ru_maxrss would carry over the forking parent's peak across exec)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def peak_rss(name: str, dtype: str, new: int) -> Dict[str, float]:
+def peak_rss_variants(name: str, dtype: str, new: int) -> Dict[str, float]:
     """Per variant, the peak RSS (MiB) of a child process serving one request (peak_rss_child)."""
-    peaks = {}
-    for v in VARIANTS:
-        # Its own cold caches: the parent's first-call times must not find these compiles cached.
-        with tempfile.TemporaryDirectory(prefix="autofuse-bench-generate-rss-") as cache:
-            r = subprocess.run([sys.executable, __file__, "--memory-child", f"{name},{dtype},{v},{new}"],
-                               capture_output=True, text=True, env=dict(os.environ, BENCH_CACHE_DIR=cache))
-        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
-        peaks[v] = json.loads(lines[-1])["peak_mib"] if r.returncode == 0 and lines else float("nan")
-        if r.returncode != 0:
-            progress(f"memory {name} {dtype} {v}: child failed: {r.stderr.strip().splitlines()[-1:]}")
-    return peaks
+    return peak_rss(__file__, {v: f"{name},{dtype},{v},{new}" for v in VARIANTS}, progress)
 
 
 def geomean(xs: List[float]) -> float:
@@ -345,10 +322,7 @@ def table(cases: List[Case], memory: Dict[Tuple[str, str], Dict[str, float]]) ->
             f"{c.graphs['autofuse']} / {c.cxx_compiles} | {second} / {c.second_reorders} | "
             f"{'; '.join(bad) if bad else 'ok'} |")  # a bf16 Inductor may differ from eager: shown, not ours
     if memory:
-        lines += ["", "| model | dtype | peak RSS MiB (eager / ind / frozen / af) | af / ind |", "|---|---|---|---|"]
-        for (name, dtype), peaks in memory.items():
-            lines.append(f"| {name} | {dtype} | {' / '.join(f'{peaks[v]:.0f}' for v in VARIANTS)} | "
-                         f"{peaks['autofuse'] / peaks['inductor']:.2f}x |")
+        lines += [""] + memory_table(memory, ("model", "dtype"), VARIANTS)
     lines += ["", "| group | cases | decode af / ind | worst | decode af / frozen | worst | prefill af / ind |",
               "|---|---|---|---|---|---|---|"]
     groups: Dict[str, List[Case]] = {}
@@ -422,7 +396,7 @@ def main() -> None:
         for dtype in dtypes:
             if not args.no_memory:
                 progress(f"{name} {dtype}: peak memory, one process per variant")
-                memory[(name, dtype)] = peak_rss(name, dtype, args.new_tokens)
+                memory[(name, dtype)] = peak_rss_variants(name, dtype, args.new_tokens)
             base = build(name, DTYPES[dtype])
             for cache in caches:
                 torch._dynamo.reset()

@@ -31,6 +31,12 @@ per-round ratios (common.paired_ratio). Printed and written to
 build/bench/models.md (+ models.png, a bar chart): per model the medians, ratios, max error,
 compile seconds, C++ compiles and eager-fallback graphs; per config the geomeans.
 
+Peak resident memory (unless `--no-memory`): per (model, config), one child process per variant
+(eager, Inductor, in `frozen` also Inductor with `freezing`, autofuse, af-inductor) builds the
+model, compiles it as above and runs the config's call three times (dynamic: once per length),
+then reports its VmHWM (peak RSS of its own address space, compile included); a table gives the
+MiB and autofuse's peak over Inductor's (and over Inductor-frozen's).
+
 `--breakdown` adds, per (model, config), where the time goes (bench/breakdown.py): profiles of
 eager, Inductor and autofuse with torch.profiler, split into matmul-class ATen ops, other ATen ops,
 fused kernels (ours by kernel, with the ATen ops inside; Inductor's by kernel name), executor
@@ -38,7 +44,7 @@ overhead and the Dynamo/AOTAutograd wrapper; and each matmul-class op's time und
 to eager's for the same calls.
 
 Progress goes to stderr. BENCH_BUDGET_S: seconds of timing rounds per (model, config)
-(default 20); BENCH_THREADS: torch's thread count.
+(default 20); BENCH_THREADS: torch's thread count; --models, --configs and --no-memory narrow a run.
 """
 from __future__ import annotations
 
@@ -58,7 +64,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import interleaved_samples, own_copy, paired_ratio, rounds_for  # noqa: E402
+from common import (interleaved_samples, memory_table, own_copy, paired_ratio, peak_rss,  # noqa: E402
+                    report_peak_rss, rounds_for)
 
 # Cold caches for autofuse and Inductor alike (before either is imported/configured).
 _CACHE = os.environ.get("BENCH_CACHE_DIR") or tempfile.mkdtemp(prefix="autofuse-bench-models-")
@@ -75,6 +82,8 @@ CONFIGS = ("fp32", "bf16", "train", "small", "frozen", "dynamic")
 VARIANTS = ("eager", "inductor", "autofuse", "af-inductor")
 DYNAMIC_SEQS = (64, 100, 128, 77, 32)  # the first two compile; the rest must not
 DYNAMIC_BATCHES = (2, 3, 5, 4, 6)  # an image model's (batch 1 would specialize)
+# The peak-memory children's variants (the frozen config adds "inductor-frozen").
+MEMORY_VARIANTS = ("eager", "inductor", "inductor-frozen", "autofuse", "af-inductor")
 BUDGET_S = float(os.environ.get("BENCH_BUDGET_S", "20"))
 OUT_DIR = os.path.join(os.path.dirname(__file__), "..", "build", "bench")
 
@@ -177,6 +186,12 @@ def compiled_fn(variant: str, dynamic: bool, options: Optional[dict] = None) -> 
 
 def setup(name: str, config: str) -> Tuple[Dict[str, torch.nn.Module], Dict[str, torch.Tensor], torch.dtype]:
     """Per variant a model (same weights), the inputs, the dtype."""
+    base, kw, dtype = setup_one(name, config)
+    return {v: copy.deepcopy(base) for v in VARIANTS}, kw, dtype
+
+
+def setup_one(name: str, config: str) -> Tuple[torch.nn.Module, Dict[str, torch.Tensor], torch.dtype]:
+    """The model (seeded weights), the inputs, the dtype of one (model, config), not `dynamic`."""
     dtype = torch.bfloat16 if config == "bf16" else torch.float32
     base = models.build(name, dtype, train=config == "train")
     if config == "train":
@@ -187,7 +202,7 @@ def setup(name: str, config: str) -> Tuple[Dict[str, torch.nn.Module], Dict[str,
         batch, seq = 1, 32
     kw = models.example_inputs(name, batch, seq)
     kw = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in kw.items()}
-    return {v: copy.deepcopy(base) for v in VARIANTS}, kw, dtype
+    return base, kw, dtype
 
 
 def run_case(name: str, config: str, with_breakdown: bool) -> Case:
@@ -254,10 +269,8 @@ def run_dynamic(name: str) -> Case:
     mods = {v: copy.deepcopy(base) for v in VARIANTS + ("autofuse static",)}
     fns = {v: compiled_fn(v, dynamic=True) for v in VARIANTS}
     fns["autofuse static"] = compiled_fn("autofuse", dynamic=False)
-    batch, _ = models.default_shape(name)
-    # An image model's sequence is fixed by the image size: its batch varies instead.
     image = not models.ALL_MODELS[name].vocab
-    shapes = [(b, 0) for b in DYNAMIC_BATCHES] if image else [(batch, s) for s in DYNAMIC_SEQS]
+    shapes = dynamic_shapes(name)
     per_len = []
     for i, (batch, seq) in enumerate(shapes):
         kw = models.example_inputs(name, batch, seq, seed=i + 1)
@@ -294,6 +307,44 @@ def run_dynamic(name: str) -> Case:
     case.notes.append(f"geomean dynamic time / static time {1 / case.speedups['autofuse']['autofuse static']:.3f}"
                       " (target <= 1.10)")
     return case
+
+
+def dynamic_shapes(name: str) -> List[Tuple[int, int]]:
+    """The (batch, seq) the dynamic config runs in turn: DYNAMIC_SEQS at the default batch, or
+    for an image model (its sequence is fixed by the image size) DYNAMIC_BATCHES."""
+    batch, _ = models.default_shape(name)
+    if not models.ALL_MODELS[name].vocab:
+        return [(b, 0) for b in DYNAMIC_BATCHES]
+    return [(batch, s) for s in DYNAMIC_SEQS]
+
+
+def peak_rss_child(name: str, config: str, variant: str) -> None:
+    """(child process) Builds `name` as `config` does, compiles it for `variant` as run_case
+    (dynamic: run_dynamic) does, runs the config's call three times (dynamic: once per length)
+    and prints its peak RSS in MiB."""
+    if config == "dynamic":
+        torch._dynamo.config.recompile_limit = 4 * len(DYNAMIC_SEQS)
+        model = models.build(name, torch.float32, train=False)
+        fn = compiled_fn(variant, dynamic=True)
+        for i, (batch, seq) in enumerate(dynamic_shapes(name)):
+            no_grad(fn, model, models.example_inputs(name, batch, seq, seed=i + 1))
+    else:
+        model, kw, _ = setup_one(name, config)
+        frozen = variant == "inductor-frozen" or (variant == "inductor" and config == "frozen")
+        fn = compiled_fn("inductor" if variant == "inductor-frozen" else variant, dynamic=False,
+                         options={"freezing": True} if frozen else None)
+        train = config == "train"
+        for _ in range(3):
+            with torch.enable_grad() if train else torch.no_grad():
+                train_step(fn, model, kw) if train else fn(model, kw)
+    report_peak_rss()
+
+
+def peak_rss_variants(name: str, config: str) -> Dict[str, float]:
+    """Per variant (MEMORY_VARIANTS; Inductor-frozen only in the frozen config) the peak RSS
+    (MiB) of a child process running (name, config) (peak_rss_child)."""
+    variants = [v for v in MEMORY_VARIANTS if v != "inductor-frozen" or config == "frozen"]
+    return peak_rss(__file__, {v: f"{name},{config},{v}" for v in variants}, progress)
 
 
 def warm_up() -> None:
@@ -338,8 +389,9 @@ def group_share(groups: List) -> str:
     return f"{k}/{n} nodes ({100.0 * k / max(n, 1):.0f}%)"
 
 
-def table(cases: List[Case]) -> str:
-    """The results as markdown: one row per case, then the geomeans per config."""
+def table(cases: List[Case], memory: Optional[Dict[Tuple[str, str], Dict[str, float]]] = None) -> str:
+    """The results as markdown: one row per case, the geomeans per config, the peak memory per
+    (model, config)."""
     lines = ["| model | config | eager | Inductor | autofuse | vs eager | vs Inductor | af-inductor | vs eager | "
              "vs Inductor | AscIR groups | max err (af / af-ind) | compile s (ind / af / af-ind) | C++ | fallbacks | checks |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -366,6 +418,8 @@ def table(cases: List[Case]) -> str:
                          f"{geomean([c.ratio('eager', 'af-inductor') for c in cs]):.3f}x | "
                          f"{geomean([c.ratio('inductor', 'af-inductor') for c in cs]):.3f}x | "
                          f"{group_share([g for c in cs for g in c.groups])} |")
+    if memory:
+        lines += [""] + memory_table(memory, ("model", "config"), MEMORY_VARIANTS)
     groups = [g for c in cases for g in c.groups]
     reasons = collections.Counter(g.reason for g in groups if not g.kernel)
     lines += ["", f"Inductor frontend: {group_share(groups)} of Inductor's pointwise/reduction nodes became "
@@ -407,10 +461,16 @@ def main() -> None:
                     help=f"any of {','.join(models.ALL_MODELS)}")
     ap.add_argument("--configs", default=",".join(CONFIGS), help=f"any of {','.join(CONFIGS)}")
     ap.add_argument("--breakdown", action="store_true", help="profile where each case's time goes")
+    ap.add_argument("--no-memory", action="store_true", help="skip the per-variant peak RSS processes")
     ap.add_argument("--out", default=OUT_DIR, help="directory for models.md and models.png")
+    ap.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if os.environ.get("BENCH_THREADS"):
         torch.set_num_threads(int(os.environ["BENCH_THREADS"]))
+    if args.memory_child:
+        name, config, variant = args.memory_child.split(",")
+        peak_rss_child(name, config, variant)
+        return
     names = [n for n in args.models.split(",") if n]
     configs = [c for c in args.configs.split(",") if c]
     unknown = [n for n in names if n not in models.ALL_MODELS] + [c for c in configs if c not in CONFIGS]
@@ -421,14 +481,20 @@ def main() -> None:
     progress("warming up both compilers (not timed)")
     warm_up()
     cases = []
+    memory: Dict[Tuple[str, str], Dict[str, float]] = {}
     for config in configs:
         for name in names:
+            if not args.no_memory:
+                progress(f"{name} {config}: peak memory, one process per variant")
+                memory[(name, config)] = peak_rss_variants(name, config)
+                progress(f"{name} {config}: peak MiB "
+                         + ", ".join(f"{v} {m:.0f}" for v, m in memory[(name, config)].items()))
             case = run_dynamic(name) if config == "dynamic" else run_case(name, config, args.breakdown)
             cases.append(case)
             progress(f"{name} {config}: autofuse {case.ratio('eager'):.3f}x eager, "
                      f"{case.ratio('inductor'):.3f}x Inductor; af-inductor {case.ratio('eager', 'af-inductor'):.3f}x "
                      f"eager, {case.ratio('inductor', 'af-inductor'):.3f}x Inductor, {group_share(case.groups)} AscIR")
-    text = table(cases)
+    text = table(cases, memory)
     print(text)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "models.md"), "w") as f:

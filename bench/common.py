@@ -1,10 +1,17 @@
 """Shared benchmark helpers: medians of repeated timings and a STREAM-style triad measured in
-the same run, so every number is read against this machine's bandwidth right now."""
+the same run, so every number is read against this machine's bandwidth right now; peak resident
+memory per variant, one child process each."""
+import json
+import os
 import random
+import resource
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import types
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import torch
 
@@ -117,3 +124,57 @@ def within_tolerance(got: torch.Tensor, expected: torch.Tensor) -> bool:
         return True
     except AssertionError:
         return False
+
+
+def peak_resident_mib() -> float:
+    """This process's peak resident memory (VmHWM: the high-water mark of its own address space;
+    getrusage's ru_maxrss would carry over the forking parent's peak across exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def report_peak_rss() -> None:
+    """(a --memory-child process, at its end) Prints its peak RSS as the JSON line peak_rss reads."""
+    print(json.dumps({"peak_mib": peak_resident_mib()}), flush=True)
+
+
+def peak_rss(script: str, children: Dict[str, str], log: Callable[[str], None]) -> Dict[str, float]:
+    """Per variant, the peak RSS (MiB) of one child process `script --memory-child ARG` (children:
+    variant -> ARG; the child builds, compiles and runs that variant, then report_peak_rss), run
+    one after another. Each child gets its own cold compile caches (BENCH_CACHE_DIR: a fresh
+    temporary directory, removed after): the parent's first-call times must not find these
+    compiles cached. nan where a child failed (its last stderr line goes to `log`)."""
+    peaks = {}
+    for v, arg in children.items():
+        with tempfile.TemporaryDirectory(prefix="autofuse-bench-rss-") as cache:
+            r = subprocess.run([sys.executable, script, "--memory-child", arg],
+                               capture_output=True, text=True, env=dict(os.environ, BENCH_CACHE_DIR=cache))
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+        peaks[v] = json.loads(lines[-1])["peak_mib"] if r.returncode == 0 and lines else float("nan")
+        if r.returncode != 0:
+            log(f"memory {arg}: child failed: {r.stderr.strip().splitlines()[-1:]}")
+    return peaks
+
+
+# The memory table's short names of the variants.
+SHORT = {"eager": "eager", "inductor": "ind", "inductor-frozen": "frozen", "autofuse": "af", "af-inductor": "af-ind"}
+
+
+def memory_table(memory: Dict[Tuple[str, ...], Dict[str, float]], keys: Sequence[str],
+                 variants: Sequence[str]) -> List[str]:
+    """Markdown lines: per key tuple (its columns named `keys`), the peak RSS MiB of each of
+    `variants` ('-' where one was not measured) and autofuse's over Inductor's and over
+    Inductor-frozen's ('-' where absent)."""
+    def ratio(peaks: Dict[str, float], den: str) -> str:
+        return f"{peaks['autofuse'] / peaks[den]:.2f}x" if den in peaks and "autofuse" in peaks else "-"
+
+    lines = [f"| {' | '.join(keys)} | peak RSS MiB ({' / '.join(SHORT.get(v, v) for v in variants)}) | "
+             "af / ind | af / frozen |", "|" + "---|" * (len(keys) + 3)]
+    for key, peaks in memory.items():
+        mib = " / ".join(f"{peaks[v]:.0f}" if v in peaks else "-" for v in variants)
+        lines.append(f"| {' | '.join(key)} | {mib} | {ratio(peaks, 'inductor')} | "
+                     f"{ratio(peaks, 'inductor-frozen')} |")
+    return lines
