@@ -175,7 +175,8 @@ bench-conv-layouts: build
 # Real Hugging Face models (BERT, GPT-2, Llama, T5 encoder, ViT; random weights): eager vs
 # Inductor vs autofuse in fp32 / bf16 inference, a training step, batch 1 and dynamic=True;
 # writes build/bench/models.md and models.png. BENCH_MODELS_ARGS="--models gpt2 --configs bf16
-# --breakdown" reruns one case with a profile of where its time goes. About 25-30 minutes cold.
+# --breakdown" reruns one case with a profile of where its time goes. About 25-30 minutes cold,
+# plus one process per variant and case for peak resident memory (--no-memory skips them).
 bench-models: build
 	$(PY) bench/bench_models.py $(BENCH_MODELS_ARGS)
 
