@@ -215,9 +215,29 @@ def first_difference(got: torch.Tensor, want: torch.Tensor) -> Optional[str]:
     return f"row {r} token {t}: {int(got[r, t])} vs {int(want[r, t])}"
 
 
-def check_tokens(case: Case, outs: Dict[str, torch.Tensor]) -> None:
+def float64_verdict(model: torch.nn.Module, ids: torch.Tensor, got: torch.Tensor, want: torch.Tensor) -> str:
+    """Why `got` parts from `want` (eager's tokens) at their first difference, judged in float64:
+    the model's own (bf16) weights upcast, the shared prefix run without a cache, and the two
+    tokens' logits compared. A near tie (the gap under 2^-7 of the largest logit, about twice a
+    bf16 rounding of it) or float64 choosing `got`'s token explains the difference."""
+    r, t = (int(v) for v in (got != want).nonzero()[0])
+    a, b = int(got[r, t]), int(want[r, t])
+    judge = copy.deepcopy(model).double()
+    with torch.no_grad():
+        logits = judge(input_ids=torch.cat([ids[r], want[r, :t]])[None]).logits[0, -1]
+    gap, scale = float(logits[a] - logits[b]), float(logits.abs().max())
+    best = int(logits.argmax())
+    verdict = ("float64 chooses it too" if best == a else "a near tie" if abs(gap) < scale * 2 ** -7
+               else "NOT explained")
+    return (f"{verdict} (float64 logits {a}: {float(logits[a]):.4f}, {b}: {float(logits[b]):.4f}, "
+            f"largest {scale:.2f}, float64's choice {best})")
+
+
+def check_tokens(case: Case, outs: Dict[str, torch.Tensor], eager: Optional[torch.nn.Module] = None,
+                 ids: Optional[torch.Tensor] = None) -> None:
     """fp32: tokens equal eager's; bf16: eager's or Inductor's (eager rounds every op to bf16,
-    a fused kernel keeps fp32 between ops: greedy choices between near-equal logits can part)."""
+    a fused kernel keeps fp32 between ops: greedy choices between near-equal logits can part),
+    or the first difference from eager's explained in float64 (float64_verdict)."""
     for v in VARIANTS[1:]:
         diff = first_difference(outs[v], outs["eager"])
         if diff is None:
@@ -229,6 +249,8 @@ def check_tokens(case: Case, outs: Dict[str, torch.Tensor]) -> None:
                               f"{first_difference(outs[v], outs['inductor'])}")
         else:
             case.tokens[v] = f"differs from eager's at {diff}"
+        if diff is not None and case.dtype == "bf16" and eager is not None:
+            case.tokens[v] += f": {float64_verdict(eager, ids, outs[v], outs['eager'])}"
 
 
 def run_shape(name: str, dtype: str, mods: Dict[str, torch.nn.Module], shape: Shape) -> Case:
@@ -251,7 +273,7 @@ def run_shape(name: str, dtype: str, mods: Dict[str, torch.nn.Module], shape: Sh
         case.second_graphs[v] = dynamo_graphs() - before_g
         if v == "autofuse":
             case.second_reorders = n
-    check_tokens(case, outs)
+    check_tokens(case, outs, mods["eager"], ids)
     triad = Triad()
     fns: Dict[str, Callable[[], object]] = {v: (lambda v=v: generate(mods[v], shape, ids, mask)) for v in VARIANTS}
     per_round = sum(case.first_s[v] for v in VARIANTS if case.graphs[v] == 0) or 4.0
