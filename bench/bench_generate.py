@@ -91,9 +91,15 @@ def progress(msg: str) -> None:
 
 
 def build(name: str, dtype: torch.dtype) -> torch.nn.Module:
-    """The model with seeded random weights, in `dtype`, in eval mode."""
+    """The model with seeded random weights, built in `dtype` (a bf16 model never holds an fp32
+    copy of its weights, so its peak memory is a bf16 server's), in eval mode."""
     torch.manual_seed(0)
-    return MODELS[name]().to(dtype).eval()
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        return MODELS[name]().to(dtype).eval()
+    finally:
+        torch.set_default_dtype(default)
 
 
 def compile_variant(model: torch.nn.Module, variant: str) -> torch.nn.Module:
