@@ -83,7 +83,6 @@ from . import cpu, weight_packs
 
 aten = torch.ops.aten
 _MAX_PACKS = 4  # packs kept per step (one per row count)
-_FEW_ROWS = 12  # most rows the runtime's few-row linear takes (runtime linear_rows_pays)
 LABEL = "autofuse::packed_linear"  # the torch.profiler event around a call on a pack
 _profiling = torch._C._autograd._profiler_enabled  # () -> whether a torch.profiler is recording
 
@@ -326,12 +325,15 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
         return x_t, p, weight, env[b_slot] if b_slot is not None else None, rows
 
     few_rows = lib.few_rows and linear_rows_supported(val.dtype)
+    from . import _C
+
+    most_rows = _C.LINEAR_ROWS_MOST_ROWS if few_rows else 0  # checked before asking linear_rows_pays
     kn = not transposed  # the weight is stored [K, N]
 
     def run(env: list, call: Callable = lib.call) -> torch.Tensor:
         if few_rows:
             x_t = env[x_slot]
-            if x_t.dim() == 2 and x_t.shape[0] <= _FEW_ROWS:
+            if x_t.dim() == 2 and x_t.shape[0] <= most_rows:
                 w, b = env[w_slot], env[b_slot] if b_slot is not None else None
                 if _few_rows_pay(x_t, w, b, kn):
                     if _profiling():

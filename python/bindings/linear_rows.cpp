@@ -21,6 +21,7 @@ af::runtime::WeightLayout layout(bool kn) {
 }  // namespace
 
 void bind_linear_rows(nb::module_& m) {
+  m.attr("LINEAR_ROWS_MOST_ROWS") = af::runtime::kLinearRowsMostRows;
   m.def(
       "linear_rows_supported",
       [](bool bf16) { return af::runtime::linear_rows_supported(rows_type(bf16)); },

@@ -25,7 +25,7 @@ bool linear_rows_supported(LinearRowsType type) {
 bool linear_rows_pays(LinearRowsType type, WeightLayout layout, int64_t rows, int64_t k) {
   const int64_t elem = type == LinearRowsType::F32 ? 4 : 2;
   if (layout == WeightLayout::KN) return rows >= 1 && rows <= linear_rows_detail::kKnRows;
-  return rows >= 1 && rows <= 12 && rows * k * elem <= (int64_t{24} << 10);
+  return rows >= 1 && rows <= kLinearRowsMostRows && rows * k * elem <= (int64_t{24} << 10);
 }
 
 void linear_rows(LinearRowsType type, WeightLayout layout, const void* x, int64_t ldx, const void* w, int64_t ldw,

@@ -17,6 +17,9 @@ enum class WeightLayout { NK, KN };
 /// Whether this CPU runs linear_rows for `type` (F32: AVX-512F; BF16: AVX-512 BF16).
 bool linear_rows_supported(LinearRowsType type);
 
+/// Most rows of x linear_rows_pays takes (either layout).
+constexpr int64_t kLinearRowsMostRows = 12;
+
 /// Whether linear_rows computes `rows` rows of x against K = `k` at least as fast as oneDNN's
 /// linear on the same plain weight: while x's rows stay in L1 beside the weight rows a tile
 /// streams (at most 24 KiB of x, and 12 rows). Measured on AMD Zen 4, 2 threads, weights of
