@@ -304,6 +304,34 @@ TEST(CpuEmitter, MultipleOutputsBoolAndWhere) {
   o0.expect_canaries();
 }
 
+TEST(CpuEmitter, KernelsWithTheSameCodeCompileOnce) {
+  // Two layers' kernels differ only in names: the second forwards to the first; a kernel with
+  // another constant keeps its own code. Each still computes its own result.
+  auto build = [](const char* name, double scale) {
+    AscBuilder b(name, {4, 100});
+    int x = b.contiguous_input();
+    b.output(b.op("mul", {b.op("sigmoid", {x}), b.scalar(scale)}));
+    return b;
+  };
+  AscBuilder a = build("layer0", 1.5), c = build("layer1", 1.5), d = build("other", 2.5);
+  auto t = test_target();
+  KernelLib lib(schedule_and_emit({&a.g, &c.g, &d.g}, t), t);
+  const std::string& code = lib.source().code;
+  const std::string second = lib.source().kernels[1].name, first = lib.source().kernels[0].name;
+  EXPECT_NE(code.find("---- kernel " + second + ": the code of " + first + " ----"), std::string::npos) << code;
+  EXPECT_EQ(code.find(": the code of", code.find("---- kernel " + lib.source().kernels[2].name)),
+            std::string::npos);
+  auto in = inputs(400, -5, 5, 3);
+  for (size_t k = 0; k < 3; ++k) {
+    Out out(400);
+    lib.run(k, {}, {in.data(), out.data()});
+    const double scale = k == 2 ? 2.5 : 1.5;
+    for (size_t i = 0; i < 400; ++i)
+      ASSERT_TRUE(close(out[i], sigmoid_ref(in[i]) * scale, 1e-5, 1e-6)) << k << " " << i;
+    out.expect_canaries();
+  }
+}
+
 TEST(CpuEmitter, ErrorsNameTheProblem) {
   AscBuilder b("bad", {8});
   b.output(b.op("exp", {b.contiguous_input(DType::I32)}), DType::I32);

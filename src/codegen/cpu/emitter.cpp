@@ -9,6 +9,7 @@
 #include "ascir/printer.h"
 #include "codegen/concat_tiling.h"
 #include "codegen/cpu/kernel.h"
+#include "codegen/cpu/shared_code.h"
 #include "codegen/cpu/tiling.h"
 #include "codegen/cpu/values.h"
 #include "schedule/schedule.h"
@@ -17,8 +18,10 @@
 namespace af::codegen {
 namespace {
 
-/// The source of one scheduled loop nest: its TilingData, tiling and kernel functions.
-EmittedKernel emit_nest(const ascir::AscGraph& g, const schedule::Target& t, std::string* code) {
+/// The source of one scheduled loop nest: its TilingData, tiling and kernel functions, or
+/// forwards to an earlier kernel of `shared` with the same code.
+EmittedKernel emit_nest(const ascir::AscGraph& g, const schedule::Target& t, SharedCode* shared,
+                        std::string* code) {
   const int64_t lanes = schedule::vector_lanes(t);
   KernelContext k = analyze_kernel(g, kernel_c_name(g.name));
   for (const auto& p : g.schedule->params)
@@ -27,8 +30,11 @@ EmittedKernel emit_nest(const ascir::AscGraph& g, const schedule::Target& t, std
                          std::to_string(p.align) + ", not a multiple of the " +
                          std::to_string(lanes) + " lanes of isa " +
                          std::string(schedule::isa_name(t.isa)));
-  *code += "\n// ---- kernel " + k.name + " ----\n" + ir_comment(g);
-  *code += tiling_source(k) + "\n" + emit_kernel_function(k);
+  const std::string source = tiling_source(k) + "\n" + emit_kernel_function(k);
+  const std::string first = shared->same_as(k.name, source);
+  *code += "\n// ---- kernel " + k.name + (first.empty() ? "" : ": the code of " + first) +
+           " ----\n" + ir_comment(g);
+  *code += first.empty() ? source : forward_kernel(k.name, first);
   return {k.name, k.size_symbols, k.num_inputs, k.num_outputs};
 }
 
@@ -95,10 +101,11 @@ EmittedSource emit_cpu_source(const std::vector<KernelUnit>& kernels, const sche
     if (!names.insert(name).second)
       throw CompileError("codegen: two kernels are named " + name + " in one source");
   };
+  SharedCode shared;
   for (const KernelUnit& u : kernels) {
     std::vector<EmittedKernel> segs;
     for (const ascir::AscGraph* g : u.segments) {
-      segs.push_back(emit_nest(*g, t, &out.code));
+      segs.push_back(emit_nest(*g, t, &shared, &out.code));
       unique(segs.back().name);
     }
     bool concat = !u.input_map.empty();
