@@ -1,6 +1,7 @@
 """Shared benchmark helpers: medians of repeated timings and a STREAM-style triad measured in
 the same run, so every number is read against this machine's bandwidth right now; peak resident
 memory per variant, one child process each."""
+import functools
 import json
 import os
 import random
@@ -18,9 +19,14 @@ import torch
 
 def own_copy(fn: Callable) -> Callable:
     """fn with its own code object: Dynamo keeps its cache on the code object, so each compiled
-    variant gets its own cache entries to check on every call, as in a program that uses one."""
-    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__,
+    variant gets its own cache entries to check on every call, as in a program that uses one.
+    The copy keeps fn's name, docstring and `__wrapped__` (functools.update_wrapper): a
+    decorated forward's signature is read through them (Hugging Face's `generate` passes
+    `logits_to_keep=1` only where inspect.signature(forward) names it, so a copy without them
+    made every compiled prefill compute the logits of every prompt token)."""
+    copy = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__,
                               fn.__closure__)
+    return functools.update_wrapper(copy, fn)
 
 
 def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 3) -> float:

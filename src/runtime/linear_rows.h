@@ -33,9 +33,9 @@ bool linear_rows_pays(LinearRowsType type, WeightLayout layout, int64_t rows, in
 /// m >= 1 (meant for few): x rows `ldx` elements apart, W rows `ldw` apart (each row
 /// contiguous), y contiguous. Products
 /// summed in f32 (BF16: AVX-512 BF16's pair-wise dot products, as oneDNN's), the bias added in
-/// f32 and each result rounded once. Runs on up to `nthreads` threads (parallel_for): NK in
-/// blocks of W's rows, x's rows 8, 4, 2 or 1 at a time against 16 rows of W, which stay in cache
-/// between them; KN in blocks of y's columns (linear_kn_kernel.h).
+/// f32 and each result rounded once. Runs on up to `nthreads` threads (parallel_for): NK in one
+/// run of W's rows per thread, x's rows 8, 4, 2 or 1 at a time against 16 rows of W, which stay
+/// in cache between them; KN in equal blocks of y's columns (linear_kn_kernel.h).
 /// Throws std::invalid_argument where the CPU or the sizes are not supported.
 void linear_rows(LinearRowsType type, WeightLayout layout, const void* x, int64_t ldx, const void* w, int64_t ldw,
                  const void* b, void* y, int64_t m, int64_t n, int64_t k, int nthreads);
