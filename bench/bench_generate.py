@@ -203,6 +203,7 @@ class Case:
     second_reorders: int = 0  # autofuse's weight reorders in the second generate
     tokens: Dict[str, str] = dataclasses.field(default_factory=dict)  # variant -> "equal" or a difference
     bound_fraction: float = 0.0  # weight-streaming bound / autofuse's decode step
+    triad_gbps: float = 0.0  # the triad's bandwidth in this case's rounds (the bound's divisor)
     rounds: int = 0
     fallbacks: List[str] = dataclasses.field(default_factory=list)
 
@@ -304,6 +305,7 @@ def run_shape(name: str, dtype: str, mods: Dict[str, torch.nn.Module], shape: Sh
     case.decode_ratio = {v: paired_ratio(dec, v, "autofuse") for v in VARIANTS}
     case.prefill_ratio = {v: paired_ratio(ttft, v, "autofuse") for v in VARIANTS}
     gbps = triad.nbytes / statistics.median(triad_s)
+    case.triad_gbps = gbps / 1e9
     case.bound_fraction = decode_bytes(mods["autofuse"], shape) / gbps / case.decode["autofuse"]
     return case
 
@@ -335,7 +337,7 @@ def ms(t: float) -> str:
 def table(cases: List[Case], memory: Dict[Tuple[str, str], Dict[str, float]]) -> str:
     """The results as markdown: one row per case, the memory per (model, dtype), the geomeans."""
     lines = ["| case | prefill ms (eager / ind / frozen / af) | decode ms/token (eager / ind / frozen / af) | "
-             "decode af vs ind / frozen | prefill af vs ind | decode % of bound | first generate s "
+             "decode af vs ind / frozen | prefill af vs ind | decode % of bound (triad GB/s) | first generate s "
              "(ind / frozen / af) | af graphs / C++ | 2nd call graphs / reorders | tokens |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for c in cases:
@@ -345,7 +347,7 @@ def table(cases: List[Case], memory: Dict[Tuple[str, str], Dict[str, float]]) ->
             f"| {c.label} | {' / '.join(ms(c.ttft[v]) for v in VARIANTS)} | "
             f"{' / '.join(ms(c.decode[v]) for v in VARIANTS)} | "
             f"{c.decode_ratio['inductor']:.2f}x / {c.decode_ratio['inductor-frozen']:.2f}x | "
-            f"{c.prefill_ratio['inductor']:.2f}x | {100 * c.bound_fraction:.0f}% | "
+            f"{c.prefill_ratio['inductor']:.2f}x | {100 * c.bound_fraction:.0f}% ({c.triad_gbps:.0f}) | "
             f"{c.first_s['inductor']:.1f} / {c.first_s['inductor-frozen']:.1f} / {c.first_s['autofuse']:.1f} | "
             f"{c.graphs['autofuse']} / {c.cxx_compiles} | {second} / {c.second_reorders} | "
             f"{'; '.join(bad) if bad else 'ok'} |")  # a bf16 Inductor may differ from eager: shown, not ours
@@ -436,7 +438,8 @@ def main() -> None:
                              f"{case.decode_ratio['inductor']:.2f}x Inductor, "
                              f"{case.decode_ratio['inductor-frozen']:.2f}x frozen; prefill "
                              f"{case.prefill_ratio['inductor']:.2f}x Inductor; "
-                             f"{100 * case.bound_fraction:.0f}% of the bound; 2nd-call reorders "
+                             f"{100 * case.bound_fraction:.0f}% of the bound (triad {case.triad_gbps:.1f} GB/s); "
+                             f"2nd-call reorders "
                              f"{case.second_reorders}; tokens {case.tokens}")
     text = table(cases, memory)
     print(text)
