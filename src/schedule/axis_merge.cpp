@@ -146,6 +146,26 @@ void reorder_by_store(LoopLayout& l) {
   l = select_dims(l, order);
 }
 
+void prefer_contiguous_load_inner(LoopLayout& l, int64_t lanes) {
+  if (l.first_store < 0 || l.dims.size() < 2) return;
+  const size_t inner = l.dims.size() - 1;
+  const auto inner_size = l.sizes[inner].as_const();
+  if (!inner_size || *inner_size * 2 >= lanes) return;
+  for (size_t d = inner; d-- > 0;) {
+    const auto size = l.sizes[d].as_const();
+    if (size && *size < lanes) continue;
+    for (int k = 0; k < l.first_store; ++k) {
+      if (l.tensors[k].dims[d].stride != sym::Expr(1)) continue;
+      std::vector<size_t> order;
+      for (size_t i = 0; i < l.dims.size(); ++i)
+        if (i != d) order.push_back(i);
+      order.push_back(d);
+      l = select_dims(l, order);
+      return;
+    }
+  }
+}
+
 LoopLayout collect_layout_over(const ascir::AscGraph& g, const std::vector<int>& loop,
                                const std::vector<int>& row_axes) {
   LoopLayout l;

@@ -41,6 +41,12 @@ void drop_unit_dims(LoopLayout& l);
 /// strides are compared at a large value of every symbol (256).
 void reorder_by_store(LoopLayout& l);
 
+/// After reorder_by_store: where the innermost dim has a constant size under half of `lanes`
+/// (a store's few channels, e.g. NCHW -> NHWC of 3 channels: a vector of 3 useful lanes) and a
+/// loaded tensor is contiguous (stride 1) along another dim of at least `lanes`, that dim
+/// becomes the innermost: full vectors loaded, the store strided (a scatter).
+void prefer_contiguous_load_inner(LoopLayout& l, int64_t lanes);
+
 /// Merges adjacent dims where every tensor has stride_outer == stride_inner * size_inner; the
 /// merged dim keeps the inner stride and the product of the repeats. With `cls` (one entry per
 /// dim), only dims of the same class merge (a reduced dim never merges with a kept one).

@@ -74,6 +74,7 @@ void schedule_kernel(AscGraph& g, const Target& t) {
   }
   drop_unit_dims(l);
   reorder_by_store(l);
+  prefer_contiguous_load_inner(l, vector_lanes(t));
   merge_dims(l);
   std::vector<int> dim_axes;
   for (const auto& members : l.dims) dim_axes.push_back(dim_axis(g, members));

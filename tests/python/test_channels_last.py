@@ -222,3 +222,18 @@ def test_transposed_grouped_padded_convolutions_match_eager(train):
             torch.testing.assert_close(p.grad, q.grad)
             assert p.grad.stride() == q.grad.stride()
     assert all(r.fallback == "" for r in autofuse.compiled_graphs())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int32])
+@pytest.mark.parametrize("channels", [1, 3, 4, 16])
+def test_few_channels_to_channels_last_matches_eager(dtype, channels):
+    # An image's few channels to NHWC: the kernel loads along H*W and scatters into the
+    # channels (schedule: prefer_contiguous_load_inner), odd sizes for the masked tail.
+    def f(x):
+        return (x * 2).contiguous(memory_format=torch.channels_last)
+
+    x = (torch.randn(2, channels, 13, 37) * 8).to(dtype)
+    got = compile_fn(f)(x)
+    want = f(x)
+    torch.testing.assert_close(got, want)
+    assert got.stride() == want.stride()
