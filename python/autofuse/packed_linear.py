@@ -162,11 +162,19 @@ def _f32_onednn_pack(w: torch.Tensor, rows: int) -> torch.Tensor:
     return _onednn_pack(w.float(), rows)
 
 
+@functools.lru_cache(maxsize=None)
+def _extension() -> Any:
+    """The C++ extension, bound once: the per-call few-row path ran `from . import _C` twice a
+    linear (the import machinery: about 17 us a decode token of 43 linears)."""
+    from . import _C
+
+    return _C
+
+
 def _few_rows_pay(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], kn: bool) -> bool:
     """Whether _few_rows takes x [M, K] times the weight w as stored: the runtime's few-row linear
     pays there (linear_rows_pays: few rows) and the rows of x and w are contiguous."""
-    from . import _C
-
+    _C = _extension()
     rows, k = x.shape
     return (x.stride(1) == 1 and (rows == 1 or x.stride(0) >= k) and w.stride(1) == 1 and w.stride(0) >= w.shape[1]
             and (b is None or b.stride(0) == 1) and _C.linear_rows_pays(x.dtype == torch.bfloat16, kn, rows, k))
@@ -175,8 +183,7 @@ def _few_rows_pay(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], k
 def _few_rows(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], kn: bool) -> torch.Tensor:
     """x [M, K] times the weight w as stored (kn: [K, N], GPT-2's Conv1D; else [N, K], nn.Linear)
     plus b by the runtime's few-row linear (runtime/linear_rows.h), where _few_rows_pay."""
-    from . import _C
-
+    _C = _extension()
     rows, k = x.shape
     n = w.shape[1] if kn else w.shape[0]
     y = torch.empty((rows, n), dtype=x.dtype)
