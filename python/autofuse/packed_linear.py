@@ -196,9 +196,7 @@ def _few_rows(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], kn: b
 @functools.lru_cache(maxsize=None)
 def linear_rows_supported(dtype: torch.dtype) -> bool:
     """Whether the runtime's few-row linear runs `dtype` on this CPU."""
-    from . import _C
-
-    return dtype in (torch.float32, torch.bfloat16) and _C.linear_rows_supported(dtype == torch.bfloat16)
+    return dtype in (torch.float32, torch.bfloat16) and _extension().linear_rows_supported(dtype == torch.bfloat16)
 
 
 _MKL = Library(pack=_mkl_pack, call=_mkl_linear)
@@ -332,9 +330,7 @@ def packed_run(node: torch.fx.Node, slot_of: Callable[[torch.fx.Node], int], sta
         return x_t, p, weight, env[b_slot] if b_slot is not None else None, rows
 
     few_rows = lib.few_rows and linear_rows_supported(val.dtype)
-    from . import _C
-
-    most_rows = _C.LINEAR_ROWS_MOST_ROWS if few_rows else 0  # checked before asking linear_rows_pays
+    most_rows = _extension().LINEAR_ROWS_MOST_ROWS if few_rows else 0  # checked before asking linear_rows_pays
     kn = not transposed  # the weight is stored [K, N]
 
     def run(env: list, call: Callable = lib.call) -> torch.Tensor:
