@@ -26,7 +26,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch._functorch.partitioners import min_cut_rematerialization_partition
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-from . import (aten_table, bias_epilogue, channels_last, constant_folding, decompositions, dumps,
+from . import (aot_cache, aten_table, bias_epilogue, channels_last, constant_folding, decompositions, dumps,
                float_normalization, input_updates, packed_conv, pool_decompositions, scatter_decompositions,
                view_motion, weight_packs)
 from .config import CompilerConfig
@@ -138,18 +138,46 @@ def _fallback(rec: GraphRecord, gm: torch.fx.GraphModule, why: str, warn: bool) 
     return _eager(gm)
 
 
+@dataclasses.dataclass(frozen=True)
+class AotFacts:
+    """What compiling a graph reads off AOTAutograd's metadata of it (TracingContext.fw_metadata):
+    kept with a graph in AOTAutograd's cache (aot_cache.py), which rebuilds it without tracing."""
+
+    static_inputs: Tuple[int, ...] = ()  # the forward's parameters and buffers (static_input_indices)
+    data_updates: Tuple[int, ...] = ()  # inputs whose data alone the graph updates, by runtime index;
+    # the graph's first outputs are the updated inputs (mutated_inp_runtime_indices), -1 for an
+    # update of more than the data (metadata, storage)
+
+    @staticmethod
+    def of_current_graph() -> "AotFacts":
+        """The facts of the graph AOTAutograd is compiling (empty outside a compile)."""
+        ctx = torch._guards.TracingContext.try_get()
+        meta = getattr(ctx, "fw_metadata", None)
+        if meta is None:
+            return AotFacts()
+        updates = []
+        for idx in list(getattr(meta, "mutated_inp_runtime_indices", None) or []):
+            info = meta.input_info[idx]
+            only_data = (info.mutates_data and not info.mutates_metadata
+                         and not getattr(info, "mutates_storage_metadata", False))
+            updates.append(idx if only_data else -1)
+        return AotFacts(tuple(getattr(meta, "static_input_indices", None) or ()), tuple(updates))
+
+
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: CompilerConfig, tag: str,
-                  settings: Optional[Dict[str, Any]] = None) -> Callable:
+                  settings: Optional[Dict[str, Any]] = None, facts: Optional[AotFacts] = None) -> Callable:
     """Compiles one ATen FX graph; returns a boxed callable (the eager graph on any failure, and
-    with --enable_autofuse=false). `settings`: config.fusion_settings(), computed when None."""
+    with --enable_autofuse=false). `settings`: config.fusion_settings(), computed when None;
+    `facts`: AOTAutograd's facts of `gm`, read off the current compile when None."""
+    facts = facts if facts is not None else AotFacts.of_current_graph()
     # AOTAutograd calls its compilers inside its FakeTensorMode: the tensors made here (the
     # executor's precomputed constants) must be real, or a step reading one fails at run time.
     with unset_fake_temporarily():
-        return _compile_graph(gm, example_inputs, config, tag, settings)
+        return _compile_graph(gm, example_inputs, config, tag, settings, facts)
 
 
 def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: CompilerConfig, tag: str,
-                   settings: Optional[Dict[str, Any]]) -> Callable:
+                   settings: Optional[Dict[str, Any]], facts: AotFacts) -> Callable:
     configure_logging()
     n = next(_counter)
     name = f"g{n}" if tag != "bw" else f"g{n}_bw"
@@ -164,9 +192,9 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     if devices - {"cpu"}:
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
-        weights, keep = _weight_inputs(config, tag, gm)
+        weights, keep = _weight_inputs(config, tag, gm, facts)
         if tag == "inference":
-            gm = input_updates.update_in_place(gm, _fw_metadata())
+            gm = input_updates.update_in_place(gm, facts.data_updates)
         gm = float_normalization.upcast_bf16(gm)
         if config.channels_last:
             gm = channels_last.to_channels_last(gm, example_inputs, tag,
@@ -232,7 +260,8 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     return make_boxed_func(runner)
 
 
-def _weight_inputs(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) -> Tuple[List[int], bool]:
+def _weight_inputs(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule,
+                   facts: AotFacts) -> Tuple[List[int], bool]:
     """(the input positions of `gm` that hold parameters or buffers, whose linear layers and
     convolutions may run on packed weights (packed_linear.py, packed_conv.py), whether packs are
     kept across calls). The positions: AOTAutograd's static inputs of the forward; in a backward
@@ -242,17 +271,11 @@ def _weight_inputs(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule) -
     if not config.pack_weights:
         return [], False
     keep = tag == "inference" and weight_packs.sees_every_write()
-    static = list(getattr(_fw_metadata(), "static_input_indices", None) or [])
+    static = list(facts.static_inputs)
     if tag == "bw":
         names = {f"primals_{i + 1}" for i in static}
         static = [k for k, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder") if n.name in names]
     return static, keep
-
-
-def _fw_metadata() -> Any:
-    """AOTAutograd's metadata of the graph being compiled (its inputs' mutations), or None."""
-    ctx = torch._guards.TracingContext.try_get()
-    return getattr(ctx, "fw_metadata", None)
 
 
 def fused_op_count(rec: GraphRecord) -> int:
@@ -294,16 +317,24 @@ def get_backend(config: Optional[CompilerConfig] = None) -> Callable:
         from .inductor import compile_graph as inductor_compile
 
         return functools.partial(inductor_compile, config=config)
-    return aot_autograd(
-        fw_compiler=functools.partial(compile_graph, config=config, tag="fw", settings=settings),
-        bw_compiler=functools.partial(compile_graph, config=config, tag="bw", settings=settings),
-        inference_compiler=functools.partial(compile_graph, config=config, tag="inference", settings=settings),
+    kwargs = dict(config=config, settings=settings)
+    compiler = aot_autograd(
+        # compilers whose results AOTAutograd's cache can keep (aot_cache.py: inference graphs)
+        fw_compiler=aot_cache.keeping(compile_graph, "fw", **kwargs),
+        bw_compiler=aot_cache.keeping(compile_graph, "bw", **kwargs),
+        inference_compiler=aot_cache.keeping(compile_graph, "inference", **kwargs),
         decompositions=decomposition_table(),
         # Inductor's forward/backward split: it saves base tensors rather than their views and
         # recomputes cheap elementwise work in the backward, so the forward returns fewer
         # tensors and AOTAutograd regenerates fewer output aliases per call.
         partition_fn=min_cut_rematerialization_partition,
     )
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: List[Any]) -> Callable:
+        with aot_cache.cache_scope(compile_graph, kwargs):  # a warm start skips AOTAutograd's tracing
+            return compiler(gm, example_inputs)
+
+    return backend
 
 
 def autofuse_backend(gm: torch.fx.GraphModule, example_inputs: List[Any], mode: Optional[str] = None,

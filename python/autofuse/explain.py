@@ -503,7 +503,9 @@ def _run(fn: Callable, inputs: Sequence[Any], kwargs: Dict[str, Any], config: Co
         return compiled_gm
 
     compiled = torch.compile(fn, backend=capture)
-    with collector() as records:
+    # traced afresh, not loaded from AOTAutograd's cache (aot_cache.py), whose graphs keep no
+    # module paths for the report
+    with collector() as records, torch._functorch.config.patch(enable_autograd_cache=False):
         out = compiled(*inputs, **kwargs)
         grads = [t for t in _tensors(out) if t.requires_grad]
         if grads if backward is None else backward:

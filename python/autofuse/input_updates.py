@@ -12,7 +12,7 @@ same for its graphs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Sequence
 
 import torch
 
@@ -25,22 +25,19 @@ IN_PLACE = {
 }
 
 
-def update_in_place(gm: torch.fx.GraphModule, fw_metadata: Any) -> torch.fx.GraphModule:
-    """`gm` with each input whose data the graph updates (AOTAutograd's fw_metadata: the first
-    graph outputs are the updated inputs, mutated_inp_runtime_indices) updated in place where the
-    update is an IN_PLACE op on the input itself, the input has no other reader, the update is
-    returned once and keeps the input's sizes, strides and dtype."""
-    indices = list(getattr(fw_metadata, "mutated_inp_runtime_indices", None) or [])
-    if not indices:
+def update_in_place(gm: torch.fx.GraphModule, data_updates: Sequence[int]) -> torch.fx.GraphModule:
+    """`gm` with each input whose data the graph updates (`data_updates`, AotFacts: the first
+    graph outputs are the updated inputs, by runtime index, -1 for an update of more than the
+    data) updated in place where the update is an IN_PLACE op on the input itself, the input has
+    no other reader, the update is returned once and keeps the input's sizes, strides and dtype."""
+    if not data_updates:
         return gm
     phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
     out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     changed = False
-    for k, idx in enumerate(indices):
-        info = fw_metadata.input_info[idx]
-        if (k >= len(outs) or idx >= len(phs) or not info.mutates_data or info.mutates_metadata
-                or getattr(info, "mutates_storage_metadata", False)):
+    for k, idx in enumerate(data_updates):
+        if idx < 0 or k >= len(outs) or idx >= len(phs):
             continue
         update, ph = outs[k], phs[idx]
         if (not isinstance(update, torch.fx.Node) or update.target not in IN_PLACE or not update.args

@@ -1,7 +1,7 @@
 """Shared fixtures of the autofuse Python tests.
 
-The JIT cache goes to a temporary directory per test session (AUTOFUSE_CACHE_DIR, set before
-any CompilerConfig is made), and Dynamo's caches are reset around every test.
+The JIT cache and Inductor's caches go to a temporary directory per test session
+(AUTOFUSE_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, set before any CompilerConfig is made), and Dynamo's caches are reset around every test.
 AUTOFUSE_TEST_EXTENSION names another build of the extension (`make sanitize`'s, built with the
 sanitizers) to test in place of the installed one. A module's ASCENDC_QUICK (substrings of test
 ids) keeps only those of its ascendc-target cases in `make test`, its INDUCTOR_QUICK those of its
@@ -27,6 +27,8 @@ if os.environ.get("AUTOFUSE_TEST_EXTENSION"):
 
 _SESSION_CACHE = tempfile.mkdtemp(prefix="autofuse-test-cache-")
 os.environ["AUTOFUSE_CACHE_DIR"] = _SESSION_CACHE
+# Inductor's caches, AOTAutograd's (aot_cache.py) among them, start empty each session too.
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_SESSION_CACHE, "inductor")
 os.environ.pop("AUTOFUSE_DUMP", None)
 
 import torch  # noqa: E402
