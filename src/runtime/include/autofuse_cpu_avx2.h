@@ -243,6 +243,10 @@ AF_INLINE af_vf af_exp(af_vf a) {
   return {_mm256_blendv_ps(u, _mm256_set1_ps(__builtin_inff()),
                            _mm256_cmp_ps(_mm256_set1_ps(100.0f), d, _CMP_LT_OQ))};
 }
+/* exp(a) for a <= 0 or NaN (erf's exp(-x^2)): af_exp here (AVX-512 has a shorter one). */
+AF_INLINE af_vf af_exp_nonpos_(af_vf a) {
+  return af_exp(a);
+}
 AF_INLINE af_vf af_exp2(af_vf a) {
   return {Sleef_exp2f8_u10avx2(a.v)};
 }

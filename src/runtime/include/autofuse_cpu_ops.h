@@ -238,13 +238,18 @@ AF_INLINE af_vf af_erf_as_(af_vf x) {
   r = af_fma_(r, t, af_splat(1.421413741f));
   r = af_fma_(r, t, af_splat(-0.284496736f));
   r = af_fma_(r, t, af_splat(0.254829592f));
-  af_vf e = af_bits_xor_(neg_zero, af_exp(af_bits_xor_(neg_zero, af_mul(x, x))));
+  af_vf e = af_bits_xor_(neg_zero, af_exp_nonpos_(af_bits_xor_(neg_zero, af_mul(x, x))));
   return af_bits_xor_(sign, af_fma_(af_mul(e, t), r, one));
 }
-/* Exact GELU: x * 0.5 * (1 + erf(x / sqrt(2))), erf as eager's GELU computes it. */
+/* Exact GELU: x * 0.5 * (1 + erf(x / sqrt(2))), erf as ATen's Vectorized<float>::erf computes
+ * it; on AVX-512 a piecewise polynomial of x * Phi(x) instead (af_gelu_piecewise_). */
 AF_INLINE af_vf af_gelu(af_vf x) {
+#ifdef AF_GELU_PIECEWISE_
+  return af_gelu_piecewise_(x);
+#else
   const af_vf y = af_erf_as_(af_mul(x, af_splat(0.707106781186547524f)));
   return af_mul(af_mul(x, af_splat(0.5f)), af_add(af_splat(1.0f), y));
+#endif
 }
 /* GELU with approximate="tanh": 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))). */
 AF_INLINE af_vf af_gelu_tanh(af_vf x) {

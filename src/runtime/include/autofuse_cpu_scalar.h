@@ -226,6 +226,10 @@ AF_INLINE af_vf af_mask_to_f32_(af_vm m) {
 AF_INLINE af_vf af_exp(af_vf a) {
   return {Sleef_expf_u10(a.v)};
 }
+/* exp(a) for a <= 0 or NaN (erf's exp(-x^2)): af_exp here (AVX-512 has a shorter one). */
+AF_INLINE af_vf af_exp_nonpos_(af_vf a) {
+  return af_exp(a);
+}
 AF_INLINE af_vf af_exp2(af_vf a) {
   return {Sleef_exp2f_u10(a.v)};
 }
