@@ -75,10 +75,12 @@ def test_inference_keeps_packs_and_sees_every_write(dtype, conv1d, rows, pack_co
     # right either way. bf16: the bias add moves into GELU's kernel (bias_epilogue.py) and
     # rounds after the product does, as ATen's addmm does too but not always in the same order:
     # results near zero differ by a bf16 rounding of the product (up to 0.019 in 12,288 values
-    # of magnitude up to 4).
+    # of magnitude up to 4). f16: GELU's kernel (AVX-512: a polynomial, not eager's erf formula)
+    # rounds a value to f16 the other way now and then, which fc2 and w3 carry to the output
+    # (4.6e-5 where eager's default tolerance is 1e-5; both as far from float64, RMS 2.7e-4).
     linears = 3 if conv1d else 2
     packs = dtype in packed_linear.libraries()
-    tol = dict(atol=3e-2, rtol=1.6e-2) if dtype == torch.bfloat16 else {}
+    tol = {torch.bfloat16: dict(atol=3e-2, rtol=1.6e-2), torch.float16: dict(atol=1e-3, rtol=1e-3)}.get(dtype, {})
     torch.manual_seed(0)
     m = Mlp(conv1d).to(dtype).eval()
     f = compile_fn(m)
