@@ -227,12 +227,9 @@ AF_INLINE af_vf af_mask_to_f32_(af_vm m) {
 }
 
 /* ---- transcendentals: SLEEF, 1.0-ULP variants ---- */
-/* exp: SLEEF's expf u10 kernel (sleefsimdsp.c xexpf, FMA build) transcribed inline, as in the
- * AVX2 layer (where a unit test checks it bit for bit against SLEEF). */
-AF_INLINE af_vf af_exp(af_vf a) {
-  const __m512 d = a.v;
-  const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(d, _mm512_set1_ps(1.442695040888963407f)));
-  const __m512 qf = _mm512_cvtepi32_ps(q);
+/* exp(d) / 2^qf for qf = round(d / ln 2): SLEEF's Cody-Waite reduction by ln 2 and degree-6
+ * polynomial (sleefsimdsp.c xexpf, FMA build), shared by af_exp and af_exp_nonpos_. */
+AF_INLINE __m512 af_exp_reduced_(__m512 d, __m512 qf) {
   __m512 s = _mm512_fmadd_ps(qf, _mm512_set1_ps(-0.693145751953125f), d);
   s = _mm512_fmadd_ps(qf, _mm512_set1_ps(-1.428606765330187045e-06f), s);
   __m512 u = _mm512_set1_ps(0.000198527617612853646278381f);
@@ -242,6 +239,15 @@ AF_INLINE af_vf af_exp(af_vf a) {
   u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.166666671633720397949219f));
   u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.5f));
   u = _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(_mm512_mul_ps(s, s), u, s));
+  return u;
+}
+/* exp: SLEEF's expf u10 kernel (sleefsimdsp.c xexpf, FMA build) transcribed inline, as in the
+ * AVX2 layer (where a unit test checks it bit for bit against SLEEF). */
+AF_INLINE af_vf af_exp(af_vf a) {
+  const __m512 d = a.v;
+  const __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(d, _mm512_set1_ps(1.442695040888963407f)));
+  const __m512 qf = _mm512_cvtepi32_ps(q);
+  __m512 u = af_exp_reduced_(d, qf);
   const __m512i bias = _mm512_set1_epi32(0x7f);
   const __m512i h = _mm512_srai_epi32(q, 1);
   const __m512 p1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h, bias), 23));
@@ -260,23 +266,14 @@ AF_INLINE af_vf af_exp_nonpos_(af_vf a) {
   const __m512 d = _mm512_max_ps(_mm512_set1_ps(-104.0f), a.v);
   const __m512 qf = _mm512_roundscale_ps(_mm512_mul_ps(d, _mm512_set1_ps(1.442695040888963407f)),
                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 s = _mm512_fmadd_ps(qf, _mm512_set1_ps(-0.693145751953125f), d);
-  s = _mm512_fmadd_ps(qf, _mm512_set1_ps(-1.428606765330187045e-06f), s);
-  __m512 u = _mm512_set1_ps(0.000198527617612853646278381f);
-  u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.00139304355252534151077271f));
-  u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.00833336077630519866943359f));
-  u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.0416664853692054748535156f));
-  u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.166666671633720397949219f));
-  u = _mm512_fmadd_ps(u, s, _mm512_set1_ps(0.5f));
-  u = _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(_mm512_mul_ps(s, s), u, s));
-  return {_mm512_scalef_ps(u, qf)};
+  return {_mm512_scalef_ps(af_exp_reduced_(d, qf), qf)};
 }
 /* Exact GELU, x * Phi(x), as a piecewise polynomial: Phi on 32 intervals of width 0.375 over
  * [-6, 6), a degree-5 polynomial each (tools/fit_gelu.py fits and prints the table: minimax
  * relative error of Phi), picked by vpermt2ps from two registers per coefficient; x above the
  * intervals gives x, below them x * 0 (-0 as eager, |GELU| < 6e-9 there; NaN for -inf as the
- * formula). About 20 instructions against the
- * erf formula's 35, the way oneDNN's gelu_erf (eager's GELU) is fast. Error against float64:
+ * formula). About 20 instructions against the erf formula's 35, the way oneDNN's gelu_erf
+ * (eager's GELU) is fast. Error against float64:
  * [-6, -4): max abs error 5.7e-10, max relative 5.3e-05
  * [-4, -1): max abs error 7.4e-08, max relative 4.1e-06
  * [-1, 1): max abs error 1.6e-07, max relative 4.5e-07
