@@ -14,7 +14,7 @@ export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
 .PHONY: all deps build test test-unit test-lit test-python test-wheel test-models fuzz opinfo sanitize demo bench-smoke \
-  bench-ops bench-dynamic bench-tuning bench-conv-layouts bench-models bench-generate golden-update format clean
+  bench-ops bench-dynamic bench-tuning bench-conv-layouts bench-models bench-generate check-cann golden-update format clean
 
 all: build
 
@@ -187,6 +187,13 @@ bench-models: build
 # BENCH_GENERATE_ARGS="--models llama --dtypes fp32 --caches dynamic --shapes 1x24" narrows it.
 bench-generate: build
 	$(PY) bench/bench_generate.py $(BENCH_GENERATE_ARGS)
+
+# The exported Ascend C judged by CANN's own headers (tools/check_cann.py, docs/ascendc.md): every
+# package of its programs compiled in Ascend C's CPU-debug mode against a toolkit's ascendc/include
+# (CANN_HOME: the toolkit root, e.g. .../ascend-toolkit/8.1.RC1; CANN_VERSION=8|9 picks the API
+# spelling). Without CANN_HOME it says where the public headers are and skips. Not in `make test`.
+check-cann: build
+	$(PY) tools/check_cann.py --cann-home "$(CANN_HOME)" --cann-version "$(CANN_VERSION)"
 
 # Rewrites the hashes of the golden model tests (tests/lit/golden: the fusion, schedule and C++
 # autofuse-opt prints for the benchmark models' graphs) after a change meant to change them.

@@ -227,6 +227,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
             isa=config.isa,
             sanitize=config.sanitize,
             target=config.target,
+            cann=config.cann_version,
             log=lambda line: logger.debug("%s: %s", name, line),
         )
     except (_C.CompileError, _C.ToolchainError) as e:

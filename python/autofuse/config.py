@@ -31,11 +31,12 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 # The values the choice settings take. The core (src/schedule/target.cpp) owns the ISA and target
-# names but exposes only the ISAs this host runs (_C.host_isas()): ISAS and TARGETS copy its
-# tables (tests/python/test_compile_args.py checks the core accepts each), FRONTENDS is
+# names but exposes only the ISAs this host runs (_C.host_isas()): ISAS, TARGETS and CANN_VERSIONS
+# copy its tables (tests/python/test_compile_args.py checks the core accepts each), FRONTENDS is
 # Python's own (backend.py, inductor/).
 ISAS = ("avx512", "avx2", "scalar")
 TARGETS = ("cpu", "ascendc")
+CANN_VERSIONS = ("8", "9")
 FRONTENDS = ("autofuse", "inductor")
 
 
@@ -75,6 +76,8 @@ SETTINGS: Dict[str, Setting] = {
                    empty="the host's best"),
     "sanitize": Setting(str, "AUTOFUSE_SANITIZE"),
     "target": Setting(str, "AUTOFUSE_TARGET", choices=lambda: ("",) + TARGETS, known=TARGETS, empty="cpu"),
+    "cann_version": Setting(str, "AUTOFUSE_CANN_VERSION", choices=lambda: ("",) + CANN_VERSIONS, known=CANN_VERSIONS,
+                            empty="what both 8.x and 9.x accept"),
     "frontend": Setting(str, "AUTOFUSE_FRONTEND", choices=lambda: FRONTENDS, known=FRONTENDS),
     "autofuse_flags": Setting(str, "AUTOFUSE_FLAGS"),
     "enable_autofuse": Setting(bool, optional=True),
@@ -173,6 +176,10 @@ class CompilerConfig:
                                             emitter prints, built and run against ascendc_emu,
                                             which checks the device's rules (docs/ascendc.md);
                                             the rest stay C++.
+      cann_version     AUTOFUSE_CANN_VERSION the CANN release whose Ascend C API spelling the
+                                            ascendc target writes where releases differ: "8"
+                                            or "9" ("" = the spelling both accept, the
+                                            default; docs/ascendc.md "Conformance").
       frontend         AUTOFUSE_FRONTEND    who captures and fuses: "autofuse" (the default: FX ->
                                             Graph IR -> autofuse's fusion) or "inductor" (Inductor's
                                             lowering and fusion groups, each group compiled by
@@ -224,6 +231,7 @@ class CompilerConfig:
     isa: str = _env_default("isa", "")
     sanitize: str = _env_default("sanitize", "")
     target: str = _env_default("target", "")
+    cann_version: str = _env_default("cann_version", "")
     frontend: str = _env_default("frontend", "autofuse")
     autofuse_flags: str = _env_default("autofuse_flags", "")
     enable_autofuse: Optional[bool] = None

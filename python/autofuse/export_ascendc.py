@@ -54,15 +54,17 @@ class AscendcExport:
 
 
 def export_ascendc(fn: Callable, *inputs: Any, out_dir: str, soc_version: str = "Ascend910B1",
-                   dynamic: bool = False) -> AscendcExport:
+                   dynamic: bool = False, cann_version: str = "") -> AscendcExport:
     """Compiles `fn` for the ascendc target, calls it on `inputs` (so every graph compiles), and
     writes one package per compiled graph under `out_dir` (module docstring). Kernels the Ascend
-    C emitter cannot print are listed in `skipped` with the reason."""
+    C emitter cannot print are listed in `skipped` with the reason. `cann_version` ("8", "9";
+    "" = the spelling both accept) is CompilerConfig.cann_version."""
     from . import _C
     from .backend import collect_records, get_backend
     from .config import CompilerConfig
 
-    compiled = torch.compile(fn, backend=get_backend(CompilerConfig(target="ascendc")), dynamic=dynamic)
+    config = CompilerConfig(target="ascendc", cann_version=cann_version)
+    compiled = torch.compile(fn, backend=get_backend(config), dynamic=dynamic)
     with collect_records() as records:
         compiled(*inputs)
     out = AscendcExport()

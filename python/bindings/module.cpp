@@ -275,9 +275,11 @@ std::shared_ptr<af::runtime::TuningTable> tuning_table(const std::string& path) 
 /// The options compile() and compile_ascir() share, from their keyword arguments.
 af::CompileOptions compile_options(const std::string& dump_dir, const std::string& cache_dir,
                                    const std::string& cxx, nb::handle log, const std::string& isa,
-                                   const std::string& sanitize, const std::string& target) {
+                                   const std::string& sanitize, const std::string& target,
+                                   const std::string& cann) {
   af::CompileOptions opts;
   if (!target.empty()) opts.target.kind = af::schedule::parse_target_kind(target);
+  opts.target.ascend.cann = af::schedule::parse_cann_version(cann);
   opts.sanitize = af::jit::Sanitizers::parse(sanitize);
   if (!isa.empty()) {
     af::schedule::Isa want = af::schedule::parse_isa(isa);
@@ -321,8 +323,9 @@ Program* make_program(af::CompiledProgram prog, const af::CompileOptions& opts,
 Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
                  const std::string& cxx, bool enable_fusion, nb::handle log,
                  const std::string& flags, const std::string& tuning_file, const std::string& isa,
-                 const std::string& sanitize, const std::string& target) {
-  af::CompileOptions opts = compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target);
+                 const std::string& sanitize, const std::string& target, const std::string& cann) {
+  af::CompileOptions opts =
+      compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target, cann);
   opts.enable_fusion = enable_fusion;
   opts.fusion = af::parse_flags(flags);
   af::CompiledProgram prog;
@@ -338,8 +341,9 @@ Program* compile_ascir(const std::string& text, const std::string& name,
                        const std::string& dump_dir, const std::string& cache_dir,
                        const std::string& cxx, nb::handle log, const std::string& tuning_file,
                        const std::string& isa, const std::string& sanitize,
-                       const std::string& target) {
-  af::CompileOptions opts = compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target);
+                       const std::string& target, const std::string& cann) {
+  af::CompileOptions opts =
+      compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target, cann);
   af::CompiledProgram prog;
   {
     nb::gil_scoped_release release;
@@ -352,8 +356,9 @@ Program* compile_ascir(const std::string& text, const std::string& name,
 /// it; raises CompileError where the AscIR, its schedule or its codegen fails.
 std::pair<std::string, std::vector<std::string>> ascir_source(const std::string& text,
                                                               const std::string& isa,
-                                                              const std::string& target) {
-  af::CompileOptions opts = compile_options("", "", "g++", nb::none(), isa, "", target);
+                                                              const std::string& target,
+                                                              const std::string& cann) {
+  af::CompileOptions opts = compile_options("", "", "g++", nb::none(), isa, "", target, cann);
   nb::gil_scoped_release release;
   af::CompiledProgram prog = af::compile_ascir(text, opts, "ascir", af::Stage::Schedule);
   af::codegen::EmittedSource src = af::program_source(af::kernel_units(prog.fused), opts, "ascir");
@@ -655,24 +660,26 @@ NB_MODULE(_C, m) {
   m.def("compile", &compile, nb::arg("graph_text"), nb::arg("dump_dir") = "",
         nb::arg("cache_dir") = "", nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true,
         nb::arg("log") = nb::none(), nb::arg("flags") = "", nb::arg("tuning_file") = "",
-        nb::arg("isa") = "", nb::arg("sanitize") = "", nb::arg("target") = "",
+        nb::arg("isa") = "", nb::arg("sanitize") = "", nb::arg("target") = "", nb::arg("cann") = "",
         nb::rv_policy::take_ownership,
         "Parses Graph IR text and compiles it with AUTOFUSE_FLAGS `flags`; with a `tuning_file` "
         "its kernels launch with measured tilings (runtime/tuning.h); `isa` (avx512, avx2, "
         "scalar; \"\" = the host's best) picks the kernels' vector ISA; `sanitize` "
         "(\"address,undefined\") builds them with those sanitizers; `target` (cpu, ascendc; \"\" = "
-        "cpu) what they become. Raises CompileError, "
+        "cpu) what they become; `cann` (8, 9; \"\" = what both accept) the CANN release whose "
+        "Ascend C API spelling the ascendc target uses. Raises CompileError, "
         "ToolchainError or FlagError.");
   m.def("compile_ascir", &compile_ascir, nb::arg("ascir_text"), nb::arg("name") = "ascir",
         nb::arg("dump_dir") = "", nb::arg("cache_dir") = "", nb::arg("cxx") = "g++",
         nb::arg("log") = nb::none(), nb::arg("tuning_file") = "", nb::arg("isa") = "",
-        nb::arg("sanitize") = "", nb::arg("target") = "", nb::rv_policy::take_ownership,
+        nb::arg("sanitize") = "", nb::arg("target") = "", nb::arg("cann") = "",
+        nb::rv_policy::take_ownership,
         "Compiles unscheduled AscIR text (one or more `ascgraph`s, fused elsewhere: the "
         "Inductor frontend) from Schedule on: a Program with a kernel per ascgraph, in text "
         "order. Options as compile(). Raises CompileError or "
         "ToolchainError.");
   m.def("ascir_source", &ascir_source, nb::arg("ascir_text"), nb::arg("isa") = "",
-        nb::arg("target") = "",
+        nb::arg("target") = "", nb::arg("cann") = "",
         "(source, target per kernel: \"cpu\" or \"ascendc\"): what compile_ascir() would "
         "build for the AscIR text (verify, schedule, codegen; no C++ compile). Raises "
         "CompileError.");

@@ -71,6 +71,23 @@ TargetKind parse_target_kind(std::string_view name) {
   throw CompileError("unknown target '" + std::string(name) + "' (cpu or ascendc)");
 }
 
+std::string_view cann_version_name(CannVersion v) {
+  switch (v) {
+    case CannVersion::V8: return "8";
+    case CannVersion::V9: return "9";
+    case CannVersion::Common: break;
+  }
+  return "common";
+}
+
+CannVersion parse_cann_version(std::string_view name) {
+  if (name.empty()) return CannVersion::Common;
+  for (CannVersion v : {CannVersion::Common, CannVersion::V8, CannVersion::V9})
+    if (cann_version_name(v) == name) return v;
+  throw CompileError("unknown CANN version '" + std::string(name) +
+                     "' (8, 9, or common / \"\": what both accept)");
+}
+
 Target Target::with_isa(Isa isa) const {
   Target t = *this;
   t.isa = isa;

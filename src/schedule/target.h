@@ -30,11 +30,23 @@ std::string_view target_kind_name(TargetKind kind);
 /// The TargetKind called `name`; throws CompileError naming the choices for another name.
 TargetKind parse_target_kind(std::string_view name);
 
+/// The CANN release whose Ascend C API the emitted kernels are written for, where the API's
+/// spelling differs between releases (docs/ascendc.md "Conformance"). Common: the spellings
+/// both 8.x and 9.x accept (9.x keeps some 8.x names as deprecated aliases).
+enum class CannVersion { Common, V8, V9 };
+
+/// Its name: "common", "8" or "9".
+std::string_view cann_version_name(CannVersion v);
+
+/// The CannVersion called `name` ("" is Common); throws CompileError naming the choices.
+CannVersion parse_cann_version(std::string_view name);
+
 /// An Ascend NPU's vector cores as the Ascend C tiling function sees them (defaults: Atlas A2,
-/// docs/ascendc-facts.md).
+/// docs/ascendc-facts.md), and the CANN release its kernels are written for.
 struct AscendCores {
   int64_t ub_bytes = 184 * 1024;  // UB InitBuffer may hand out: 192 KB less the API's 8 KB
   int64_t vector_cores = 48;      // blocks run in parallel (block_dim's upper bound)
+  CannVersion cann = CannVersion::Common;
 };
 
 /// Cores, tile buffer ("UB") budget, alignment and vector width. For the CPU the UB is a per-core

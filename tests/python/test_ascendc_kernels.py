@@ -90,3 +90,20 @@ def test_every_kernel_is_ascendc_and_matches_eager(fn, dtype, monkeypatch):
     assert recs and all(r.fallback == "" for r in recs), [r.fallback for r in recs]
     for r in recs:
         assert set(kernel_targets(r)) == {"ascendc"}, r.program.source()[:600]
+
+
+@pytest.mark.parametrize("cann", ["", "8", "9"])
+def test_masks_in_each_cann_spelling_match_eager(cann, monkeypatch):
+    """The compare of a tensor with a scalar is spelled per CANN release (CompareScalar in 8.x
+    and by default, Compares in 9.x; docs/ascendc.md "Conformance"); ascendc_emu runs both."""
+    monkeypatch.setenv("AUTOFUSE_TARGET", "ascendc")
+    monkeypatch.setenv("AUTOFUSE_CANN_VERSION", cann)
+    args = _inputs("masks", torch.float32)
+    with autofuse.collect_records() as recs:
+        got = compile_fn(masks)(*args)
+    for g, e in zip(got, masks(*args)):
+        torch.testing.assert_close(g, e, equal_nan=True)
+    source = "".join(r.program.source() for r in recs)
+    assert recs and all(r.fallback == "" for r in recs), [r.fallback for r in recs]
+    spelled, other = ("Compares(", "CompareScalar(") if cann == "9" else ("CompareScalar(", "Compares(")
+    assert f"AscendC::{spelled}" in source and f"AscendC::{other}" not in source

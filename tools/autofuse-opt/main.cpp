@@ -3,7 +3,7 @@
 //
 //   autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]
 //                [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar]
-//                [--target=cpu|ascendc]
+//                [--target=cpu|ascendc [--cann=8|9]]
 //                [--emit=text|dot] [--tiling=SYM=V,... [--cores=N]] [FILE|-]
 //
 // With no passes it parses, verifies and prints (the round trip). A requested stage runs with
@@ -13,8 +13,10 @@
 // makes fuse keep one op per kernel (AUTOFUSE_FUSION=0). `--isa` defaults to the host's widest,
 // as the runtime does (golden tests name theirs). `--target=ascendc` prints codegen as
 // AUTOFUSE_TARGET=ascendc builds it: Ascend C (TilingData, tiling function, kernel) for every
-// kernel the Ascend C emitter prints, C++ for the rest. `--emit=dot` prints the FusedGraph after
-// the passes as Graphviz DOT (fusion/dot.h). `--flags` takes AUTOFUSE_FLAGS text
+// kernel the Ascend C emitter prints, C++ for the rest; `--cann` picks the CANN release whose API
+// spelling it uses where they differ (default: what 8.x and 9.x both accept). `--emit=dot` prints
+// the FusedGraph after the passes as Graphviz DOT (fusion/dot.h). `--flags` takes AUTOFUSE_FLAGS
+// text
 // (--max_fusion_size=2, ...). For AscIR input the passes are `schedule` and `codegen`; it also
 // reads the kernels of a FusedGraph dump (gN.lowered.txt, gN.fused.txt, gN.scheduled.txt).
 // `--tiling` schedules and prints, per loop nest, the TilingData its tiling function picks for
@@ -58,6 +60,7 @@ struct Args {
   bool fusion = true;
   std::string isa;
   std::string target = "cpu";  // --target: cpu or ascendc
+  std::string cann;            // --cann: 8, 9 or "" (both)
   std::string emit = "text";   // or "dot"
   std::string flags;           // AUTOFUSE_FLAGS text for lower / fuse
   std::string file = "-";
@@ -79,7 +82,7 @@ int usage(const std::string& why) {
       << "autofuse-opt: " << why << "\n"
       << "usage: autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]"
          " [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar] [--target=cpu|ascendc]"
-         " [--emit=text|dot] "
+         " [--cann=8|9] [--emit=text|dot] "
          "[--tiling=SYM=V,... [--cores=N]] [FILE|-]\n";
   return 2;
 }
@@ -287,6 +290,8 @@ int main(int argc, char** argv) {
       a.isa = s.substr(6);
     } else if (s.rfind("--target=", 0) == 0) {
       a.target = s.substr(9);
+    } else if (s.rfind("--cann=", 0) == 0) {
+      a.cann = s.substr(7);
     } else if (s == "-h" || s == "--help") {
       return usage("help");
     } else if (s.rfind("--", 0) == 0) {
@@ -319,6 +324,7 @@ int main(int argc, char** argv) {
     af::schedule::Target target =
         a.isa.empty() ? host : host.with_isa(af::schedule::parse_isa(a.isa));
     target.kind = af::schedule::parse_target_kind(a.target);
+    target.ascend.cann = af::schedule::parse_cann_version(a.cann);
     std::string text = read_input(a.file);
     if (a.input == "ascir")
       run_ascir(a, text, target);

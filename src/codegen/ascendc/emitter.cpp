@@ -19,11 +19,9 @@ const char* kHostIncludes = R"(#include "autofuse_abi.h"
 )";
 
 /// What every device source starts with: the API, the index helpers as __aicore__ functions,
-/// the copy helpers, and under the emulation its violation log.
-const char* kDevicePrologue = R"(#include <cstring>
-#include <string>
-
-#include "kernel_operator.h"
+/// the copy helpers, and under the emulation its violation log (whose <cstring> and <string> a
+/// device source must not include: only the emulation's block includes them).
+const char* kDevicePrologue = R"(#include "kernel_operator.h"
 #ifndef AF_DEVICE
 #define AF_DEVICE __aicore__
 #endif
@@ -149,6 +147,9 @@ __aicore__ inline void af_cascade_total_tile(const AscendC::LocalTensor<float>& 
 }
 
 #ifdef AF_ASCENDC_EMU
+#include <cstring>
+#include <string>
+
 // The emulation's violation reports since the last call, one per line, as C text (at most cap
 // bytes with the terminating 0); returns the full length. The runtime reads it after a launch.
 AF_EXPORT int64_t af_ascendc_take_violations(char* buf, int64_t cap) {

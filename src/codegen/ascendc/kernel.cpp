@@ -674,8 +674,8 @@ class KernelPrinter {
     }
     if (to_bool(i)) {
       const std::string& in = var_[n.inputs[0]];
-      line(depth, "AscendC::Compares(mask, " + in + ", 0.0f, AscendC::CMPMODE::NE, " + count +
-                      ");  // " + c);
+      line(depth, "AscendC::" + std::string(compare_scalar_name(t_.ascend.cann)) + "(mask, " + in +
+                      ", 0.0f, AscendC::CMPMODE::NE, " + count + ");  // " + c);
       line(depth, "AscendC::Duplicate(" + d + ", 1.0f, " + count + ");");
       line(depth, "AscendC::Select(" + d + ", mask, " + d +
                       ", 0.0f, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, " + count + ");");
@@ -704,6 +704,7 @@ class KernelPrinter {
       put("{d}", d);
       put("{n}", count);
       put("{mask}", "mask");
+      put("{compare_scalar}", std::string(compare_scalar_name(t_.ascend.cann)));
       auto temps = temps_.find(i);
       for (size_t t = 0; temps != temps_.end() && t < temps->second.size(); ++t)
         put("{t" + num(t) + "}", "v" + num(static_cast<size_t>(temps->second[t])));

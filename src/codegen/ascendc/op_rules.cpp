@@ -52,9 +52,9 @@ const std::vector<OpRule>& op_rules() {
       {"ge", "", 0, {"Compare({mask}, {0}, {1}, AscendC::CMPMODE::GE, {n})", kOne, kPick}},
       {"isnan", "", 0, {"Compare({mask}, {0}, {0}, AscendC::CMPMODE::NE, {n})", kOne, kPick}},
       {"isinf", "", 0, {"Abs({d}, {0}, {n})",
-                        "Compares({mask}, {d}, af_f32_bits(0x7f800000u), AscendC::CMPMODE::EQ, {n})",
+                        "{compare_scalar}({mask}, {d}, af_f32_bits(0x7f800000u), AscendC::CMPMODE::EQ, {n})",
                         kOne, kPick}},
-      {"where", "", 0, {"Compares({mask}, {0}, 0.0f, AscendC::CMPMODE::NE, {n})",
+      {"where", "", 0, {"{compare_scalar}({mask}, {0}, 0.0f, AscendC::CMPMODE::NE, {n})",
                         "Select({d}, {mask}, {1}, {2}, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {n})"}},
       {"logical_and", "", 0, {"Mul({d}, {0}, {1}, {n})"}},
       {"logical_or", "", 0, {"Max({d}, {0}, {1}, {n})"}},
@@ -109,6 +109,10 @@ const std::vector<OpRule>& op_rules() {
   };
   // clang-format on
   return rules;
+}
+
+std::string_view compare_scalar_name(schedule::CannVersion v) {
+  return v == schedule::CannVersion::V9 ? "Compares" : "CompareScalar";
 }
 
 const OpRule* find_rule(const ascir::AscNode& n) {

@@ -5,13 +5,15 @@
 #include <vector>
 
 #include "ascir/asc_graph.h"
+#include "schedule/target.h"
 
 namespace af::codegen {
 
 /// One row of the op table: the vector API calls (without "AscendC::") computing the op into
 /// {d} from operands {0}, {1} over {n} elements, in f32, with `temps` scratch tiles {t0}, {t1},
-/// ... (consecutive; {tmp}: all of them as the advanced API's uint8_t temporary buffer), and
-/// {mask} the kernel's Compare bit mask. bool values are f32 0 / 1.
+/// ... (consecutive; {tmp}: all of them as the advanced API's uint8_t temporary buffer),
+/// {mask} the kernel's Compare bit mask and {compare_scalar} the vector-scalar compare's name
+/// in the target's CANN release (compare_scalar_name). bool values are f32 0 / 1.
 /// `approximate`: the value of the op's attribute it serves ("" = absent or "none").
 struct OpRule {
   std::string_view op;
@@ -19,6 +21,11 @@ struct OpRule {
   int temps;
   std::vector<std::string_view> calls;
 };
+
+/// The count-form compare of a tensor with a scalar into a bit mask: CompareScalar in CANN 8.x
+/// (basic_api/interface/kernel_operator_vec_cmpsel_intf.h, 8.1.RC1 and v8.5.0), renamed Compares
+/// in 9.0, which keeps CompareScalar as a deprecated alias; Common takes CompareScalar.
+std::string_view compare_scalar_name(schedule::CannVersion v);
 
 /// Every row.
 const std::vector<OpRule>& op_rules();

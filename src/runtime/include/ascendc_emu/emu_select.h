@@ -66,16 +66,32 @@ void Compare(const LocalTensor<uint8_t>& dst, const LocalTensor<T>& a, const Loc
       a, b);
 }
 
-/// Bit i of dst = a[i] `mode` scalar.
+namespace emu {
+/// Bit i of dst = a[i] `mode` scalar: CompareScalar / Compares, reported as `call`.
+template <typename T>
+void compare_scalar(const char* call, const LocalTensor<uint8_t>& dst, const LocalTensor<T>& a,
+                    T scalar, CMPMODE mode, int32_t count) {
+  compare_into<T>(
+      call, dst, count,
+      [&](int32_t i) {
+        return compares(compute_t<T>(a.emu_data()[i]), compute_t<T>(scalar), mode);
+      },
+      a);
+}
+}  // namespace emu
+
+/// Bit i of dst = a[i] `mode` scalar: the count form's CANN 8.x name (9.x keeps it, deprecated).
+template <typename T>
+void CompareScalar(const LocalTensor<uint8_t>& dst, const LocalTensor<T>& a, T scalar, CMPMODE mode,
+                   int32_t count) {
+  emu::compare_scalar("CompareScalar", dst, a, scalar, mode, count);
+}
+
+/// The same under its CANN 9.x name.
 template <typename T>
 void Compares(const LocalTensor<uint8_t>& dst, const LocalTensor<T>& a, T scalar, CMPMODE mode,
               int32_t count) {
-  emu::compare_into<T>(
-      "Compares", dst, count,
-      [&](int32_t i) {
-        return emu::compares(emu::compute_t<T>(a.emu_data()[i]), emu::compute_t<T>(scalar), mode);
-      },
-      a);
+  emu::compare_scalar("Compares", dst, a, scalar, mode, count);
 }
 
 /// dst[i] = bit i of mask ? a[i] : b[i] (VSEL_TENSOR_TENSOR_MODE).

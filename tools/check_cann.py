@@ -1,0 +1,135 @@
+"""make check-cann: the exported Ascend C judged by CANN's own headers, not by ascendc_emu.
+
+Exports the Ascend C package (autofuse.export_ascendc) of every program below and compiles, per
+package, the kernels in Ascend C's CPU-debug mode against a CANN toolkit's `ascendc/include`
+tree (g++ -fsyntax-only with the CPU-debug defines CANN's own CPU build passes) and the host
+tiling source with plain g++. Prints one line per package and a count; exits 1 on any error.
+
+    make check-cann CANN_HOME=<toolkit root>   (the folder holding <arch>-linux/ascendc/include
+                                                and tools/tikicpulib, e.g. .../ascend-toolkit/8.1.RC1)
+
+Without CANN_HOME it says where the public headers are and exits 0 (docs/ascendc.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Callable, Dict, List, Sequence, Tuple
+
+HOW_TO_GET = """check-cann: CANN_HOME is not set; nothing checked.
+CANN's Ascend C headers are public in GitHub mirrors of the toolkit, e.g. leideng/CANN-8.1.RC1:
+  git clone --depth 1 https://github.com/leideng/CANN-8.1.RC1 cann
+  make check-cann CANN_HOME=$PWD/cann/Ascend/ascend-toolkit/8.1.RC1
+(docs/ascendc.md: what the check compiles and with which flags)."""
+
+# The defines of Ascend C's CPU-debug build (CANN's tikicpulib CMake for an Atlas A2 vector core).
+CPU_DEBUG_DEFINES = ("-D__CCE_AICORE__=220", "-D__DAV_C220__", "-D__DAV_C220_VEC__", "-D__CCE_KT_TEST__=1",
+                     "-DASCENDC_CPU_DEBUG=1", "-D_GLIBCXX_USE_CXX11_ABI=0")
+
+# Under <arch>-linux/ascendc/include: the API's own include folders.
+ASCENDC_INCLUDE_DIRS = ("basic_api", "basic_api/impl", "basic_api/interface", "highlevel_api", "highlevel_api/impl",
+                        "highlevel_api/lib")
+
+
+def cann_include_flags(cann_home: str) -> List[str]:
+    """-I flags for CANN's CPU-debug headers under `cann_home`; raises FileNotFoundError."""
+    archs = sorted(glob.glob(os.path.join(cann_home, "*-linux", "ascendc", "include")))
+    if not archs:
+        raise FileNotFoundError(f"no <arch>-linux/ascendc/include under {cann_home}")
+    ascendc = archs[0]
+    arch_root = os.path.dirname(os.path.dirname(ascendc))
+    dirs = [os.path.join(cann_home, "tools", "tikicpulib", "lib", "include"), os.path.join(arch_root, "include")]
+    dirs += [os.path.join(ascendc, d) for d in ASCENDC_INCLUDE_DIRS]
+    return [f"-I{d}" for d in dirs if os.path.isdir(d)]
+
+
+def programs() -> Dict[str, Tuple[Callable, Callable[[], Sequence]]]:
+    """name -> (function, () -> its inputs): programs a user would export, beyond the tests'."""
+    import torch
+    import torch.nn.functional as F
+
+    def r(*shape, dtype=torch.float32):
+        g = torch.Generator().manual_seed(sum(shape))
+        return lambda: torch.randn(*shape, generator=g).to(dtype)
+
+    def two(*shape, dtype=torch.float32):
+        a, b = r(*shape, dtype=dtype), r(*shape[::-1], dtype=dtype)
+        return lambda: (a(), b().reshape(shape))
+
+    return {
+        "masked_softmax": (lambda x, m: torch.softmax(x + m, -1), two(8, 77)),
+        "isinf_where": (lambda x, y: torch.where(torch.isinf(x), y, x * 2), two(64, 300)),
+        "logsumexp_5000": (lambda x: torch.logsumexp(x, -1), lambda: (r(16, 5000)(),)),
+        "erf_twice": (lambda x, y: torch.erf(x) * y + 3 * torch.erf(y), two(40, 300)),
+        "sin_cos": (lambda x: torch.sin(x) * 2.5 + torch.cos(x), lambda: (r(40, 300)(),)),
+        "erf_colsum": (lambda x: torch.erf(x).sum(0), lambda: (r(64, 3000)(),)),
+        "layer_norm": (lambda x, w, b: F.layer_norm(x, (768,), w, b), lambda: (r(8, 768)(), r(768)(), r(768)())),
+        "rms_norm_bf16": (lambda x, w: (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6)).to(
+            torch.bfloat16) * w, lambda: (r(4, 512, dtype=torch.bfloat16)(), r(512, dtype=torch.bfloat16)())),
+        "gelu_bias": (lambda x, b: F.gelu(x + b), lambda: (r(16, 3072)(), r(3072)())),
+        "silu_mul": (lambda a, b: F.silu(a) * b, two(16, 1024)),
+        "sigmoid_affine": (lambda x, g, b: torch.sigmoid(x * g + b), lambda: (r(4, 16)(), r(16)(), r(16)())),
+        "to_bool": (lambda x: (x > 0.5).to(torch.float32) + x.to(torch.bool).to(torch.float32), lambda: (r(33, 65)(),)),
+        "rotary_cat": (lambda x: torch.cat([-x[..., 32:], x[..., :32]], -1) * 0.5 + x,
+                       lambda: (r(2, 8, 16, 64)(),)),
+    }
+
+
+def compile_package(folder: str, flags: Sequence[str], cxx: str) -> List[str]:
+    """Errors (compiler output, one string per failed file) of one exported package."""
+    errors = []
+    inc = [f"-I{folder}", f"-I{os.path.join(folder, 'include')}"]
+    for src in sorted(glob.glob(os.path.join(folder, "*_kernels.cpp"))):
+        cmd = [cxx, "-std=c++17", "-fsyntax-only", *CPU_DEBUG_DEFINES, *inc, *flags, src]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            errors.append(f"{src}:\n" + "\n".join(ln for ln in p.stderr.splitlines() if "error" in ln)[:4000])
+    for src in sorted(glob.glob(os.path.join(folder, "*_tiling.cpp"))):
+        p = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", *inc, src], capture_output=True, text=True)
+        if p.returncode != 0:
+            errors.append(f"{src}:\n{p.stderr[:4000]}")
+    return errors
+
+
+def main(argv: Sequence[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cann-home", default=os.environ.get("CANN_HOME", ""))
+    ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
+    ap.add_argument("--cann-version", default="", help="CompilerConfig.cann_version: 8, 9 or \"\" (both)")
+    ap.add_argument("--only", default="", help="comma-separated program names")
+    ap.add_argument("--keep", default="", help="export into this folder and keep it")
+    args = ap.parse_args(argv)
+    if not args.cann_home:
+        print(HOW_TO_GET)
+        return 0
+    flags = cann_include_flags(args.cann_home)
+    import autofuse
+
+    out_root = args.keep or tempfile.mkdtemp(prefix="autofuse-check-cann-")
+    chosen = [n for n in args.only.split(",") if n] or list(programs())
+    failed, checked = 0, 0
+    for name in chosen:
+        fn, inputs = programs()[name]
+        out = autofuse.export_ascendc(fn, *inputs(), out_dir=os.path.join(out_root, name),
+                                      cann_version=args.cann_version)
+        for g, folder in sorted(out.folders.items()):
+            errors = compile_package(folder, flags, args.cxx)
+            checked += 1
+            failed += bool(errors)
+            print(f"{'FAIL' if errors else 'ok  '} {name}/{g}" + "".join(f"\n  {e}" for e in errors), flush=True)
+        for k, why in out.skipped.items():
+            print(f"skip {name}/{k}: {why}")
+    print(f"check-cann: {checked - failed} of {checked} packages compile against {args.cann_home}")
+    if not args.keep:
+        shutil.rmtree(out_root, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
