@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMPS := .stamps
 BUILD := build/py
-APT_PKGS := g++ make llvm-14-tools libsleef-dev libgtest-dev clang-format graphviz
+APT_PKGS := g++ make llvm-14-tools libsleef-dev libgtest-dev clang-format graphviz clang-14
 PY_PKGS := torch==2.13.0 nanobind==3.1.0 lit==23.1.5 pytest pytest-xdist scikit-build-core ninja \
   cmake numpy transformers==5.24.0 matplotlib expecttest==0.3.0
 SOURCES := $(shell find src tools python/bindings tests/unit -name '*.cpp' -o -name '*.h' 2>/dev/null) CMakeLists.txt pyproject.toml

@@ -3,7 +3,8 @@
 Exports the Ascend C package (autofuse.export_ascendc) of every program below and compiles, per
 package, the kernels in Ascend C's CPU-debug mode against a CANN toolkit's `ascendc/include`
 tree (g++ -fsyntax-only with the CPU-debug defines CANN's own CPU build passes) and the host
-tiling source with plain g++. Prints one line per package and a count; exits 1 on any error.
+tiling source with plain g++; then the kernels again with clang, __gm__ an address space of its
+own (address_space_errors). Prints one line per package and the counts; exits 1 on any error.
 
     make check-cann CANN_HOME=<toolkit root>   (the folder holding <arch>-linux/ascendc/include
                                                 and tools/tikicpulib, e.g. .../ascend-toolkit/8.1.RC1)
@@ -81,20 +82,46 @@ def programs() -> Dict[str, Tuple[Callable, Callable[[], Sequence]]]:
     }
 
 
+def _errors(cmd: Sequence[str], src: str) -> List[str]:
+    p = subprocess.run(list(cmd) + [src], capture_output=True, text=True)
+    if p.returncode == 0:
+        return []
+    lines = [ln for ln in p.stderr.splitlines() if "error" in ln] or p.stderr.splitlines()
+    return [f"{src}:\n" + "\n".join(lines)[:4000]]
+
+
 def compile_package(folder: str, flags: Sequence[str], cxx: str) -> List[str]:
-    """Errors (compiler output, one string per failed file) of one exported package."""
+    """Errors (compiler output, one string per failed file) of one exported package against
+    CANN's headers: the kernels in CPU-debug mode (`flags`: cann_include_flags), the host tiling
+    source as plain C++."""
     errors = []
     inc = [f"-I{folder}", f"-I{os.path.join(folder, 'include')}"]
     for src in sorted(glob.glob(os.path.join(folder, "*_kernels.cpp"))):
-        cmd = [cxx, "-std=c++17", "-fsyntax-only", *CPU_DEBUG_DEFINES, *inc, *flags, src]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            errors.append(f"{src}:\n" + "\n".join(ln for ln in p.stderr.splitlines() if "error" in ln)[:4000])
+        errors += _errors([cxx, "-std=c++17", "-fsyntax-only", *CPU_DEBUG_DEFINES, *inc, *flags], src)
     for src in sorted(glob.glob(os.path.join(folder, "*_tiling.cpp"))):
-        p = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", *inc, src], capture_output=True, text=True)
-        if p.returncode != 0:
-            errors.append(f"{src}:\n{p.stderr[:4000]}")
+        errors += _errors([cxx, "-std=c++17", "-fsyntax-only", *inc], src)
     return errors
+
+
+def clang() -> str:
+    """The clang++ the address-space pass uses ("" when none is installed)."""
+    return next((c for c in ("clang++-14", "clang++") if shutil.which(c)), "")
+
+
+def address_space_errors(folder: str, clangxx: str) -> List[str]:
+    """Errors of the package's kernels compiled with __gm__ as an address space of its own.
+
+    In CPU-debug mode CANN's headers define __gm__ empty, so a cast that drops GM's address
+    space (a GM_ADDR read through a struct pointer) compiles there and not on the device; and
+    those headers do not compile under clang at all. So this pass compiles the kernels against
+    ascendc_emu, whose __gm__ is clang's address_space(1) under AF_EMU_GM_ADDRESS_SPACE."""
+    from autofuse import _C
+
+    include = _C.runtime_include_dir()
+    cmd = [clangxx, "-std=c++17", "-fsyntax-only", "-DAF_ASCENDC_EMU", "-DAF_EMU_GM_ADDRESS_SPACE",
+           f"-I{os.path.join(include, 'ascendc_emu')}", f"-I{include}", f"-I{folder}",
+           f"-I{os.path.join(folder, 'include')}"]
+    return [e for src in sorted(glob.glob(os.path.join(folder, "*_kernels.cpp"))) for e in _errors(cmd, src)]
 
 
 def main(argv: Sequence[str]) -> int:
@@ -113,19 +140,27 @@ def main(argv: Sequence[str]) -> int:
 
     out_root = args.keep or tempfile.mkdtemp(prefix="autofuse-check-cann-")
     chosen = [n for n in args.only.split(",") if n] or list(programs())
-    failed, checked = 0, 0
+    clangxx = clang()
+    failed, as_failed, checked = 0, 0, 0
     for name in chosen:
         fn, inputs = programs()[name]
         out = autofuse.export_ascendc(fn, *inputs(), out_dir=os.path.join(out_root, name),
                                       cann_version=args.cann_version)
         for g, folder in sorted(out.folders.items()):
             errors = compile_package(folder, flags, args.cxx)
+            as_errors = address_space_errors(folder, clangxx) if clangxx else []
             checked += 1
             failed += bool(errors)
-            print(f"{'FAIL' if errors else 'ok  '} {name}/{g}" + "".join(f"\n  {e}" for e in errors), flush=True)
+            as_failed += bool(as_errors)
+            print(f"{'FAIL' if errors or as_errors else 'ok  '} {name}/{g}"
+                  + "".join(f"\n  {e}" for e in errors) + "".join(f"\n  address space: {e}" for e in as_errors),
+                  flush=True)
         for k, why in out.skipped.items():
             print(f"skip {name}/{k}: {why}")
-    print(f"check-cann: {checked - failed} of {checked} packages compile against {args.cann_home}")
+    print(f"check-cann: {checked - failed} of {checked} packages compile against {args.cann_home} in CPU-debug mode")
+    print(f"check-cann: {checked - as_failed} of {checked} packages keep GM's address space ({clangxx})"
+          if clangxx else "check-cann: address-space pass skipped: no clang++ (apt install clang-14)")
+    failed += as_failed
     if not args.keep:
         shutil.rmtree(out_root, ignore_errors=True)
     return 1 if failed else 0

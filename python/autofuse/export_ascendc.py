@@ -37,8 +37,10 @@ endif()
 include(${{ASCENDC_CMAKE_DIR}}/ascendc.cmake)
 
 # The __aicore__ kernels (device) and their host tiling functions.
+# The device compile sees only what ascendc_include_directories() sets (function.cmake), not a
+# target_include_directories().
 ascendc_library({g}_kernels SHARED {g}_kernels.cpp)
-target_include_directories({g}_kernels PRIVATE ${{CMAKE_CURRENT_SOURCE_DIR}} ${{CMAKE_CURRENT_SOURCE_DIR}}/include)
+ascendc_include_directories({g}_kernels PRIVATE ${{CMAKE_CURRENT_SOURCE_DIR}} ${{CMAKE_CURRENT_SOURCE_DIR}}/include)
 add_library({g}_tiling SHARED {g}_tiling.cpp)
 target_include_directories({g}_tiling PRIVATE ${{CMAKE_CURRENT_SOURCE_DIR}} ${{CMAKE_CURRENT_SOURCE_DIR}}/include)
 """

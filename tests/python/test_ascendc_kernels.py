@@ -107,3 +107,32 @@ def test_masks_in_each_cann_spelling_match_eager(cann, monkeypatch):
     assert recs and all(r.fallback == "" for r in recs), [r.fallback for r in recs]
     spelled, other = ("Compares(", "CompareScalar(") if cann == "9" else ("CompareScalar(", "Compares(")
     assert f"AscendC::{spelled}" in source and f"AscendC::{other}" not in source
+
+
+def erf_twice(x, y):
+    return torch.erf(x) * y + 3 * torch.erf(y)
+
+
+def sin_cos(x):
+    return torch.sin(x) * 2.5 + torch.cos(x)
+
+
+def erf_colsum(x):
+    return torch.erf(x).sum(0)
+
+
+@pytest.mark.parametrize("fn, shapes", [(erf_twice, [(40, 300), (40, 300)]), (sin_cos, [(40, 300)]),
+                                        (erf_colsum, [(64, 30000)])], ids=lambda v: getattr(v, "__name__", ""))
+def test_advanced_math_leaves_the_other_tiles_alone(fn, shapes, monkeypatch):
+    """Erf, Sin, Cos and Power split their whole temporary buffer (its GetSize(), to the end of
+    the TBuf a sub-tensor views) between their intermediates, as CANN's implementations do and
+    ascendc_emu now does: a temporary buffer that is a tile of the kernel's scratch would be
+    written over the tiles after it (the hoisted 3.0 and 2.5, the column accumulator)."""
+    monkeypatch.setenv("AUTOFUSE_TARGET", "ascendc")
+    g = torch.Generator().manual_seed(5)
+    args = [torch.randn(*s, generator=g) for s in shapes]
+    with autofuse.collect_records() as recs:
+        got = compile_fn(fn)(*args)
+    assert recs and all(r.fallback == "" for r in recs), [r.fallback for r in recs]
+    assert all(set(kernel_targets(r)) == {"ascendc"} for r in recs)
+    torch.testing.assert_close(got, fn(*args), rtol=1e-5, atol=1e-4)

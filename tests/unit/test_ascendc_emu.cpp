@@ -3,6 +3,7 @@
 // emulation enforces is reported, naming the kernel, block, call and rule, when broken.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -188,11 +189,15 @@ TEST(AscendcEmu, ReportsScalarAccessWithoutSync) {
     Exp(x, x, 64);                // reads what SetValue wrote: no S_V
     ReduceSum(out, x, work, 64);  // so does this
     (void)out.GetValue(0);        // reads what ReduceSum wrote: no V_S
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
-    (void)out.GetValue(0);        // fine
-    WaitFlag<HardEvent::S_V>(1);  // never set
-    SetFlag<HardEvent::V_S>(2);   // never waited for
+    const TEventID ev = pipe.FetchEventID<HardEvent::V_S>();
+    SetFlag<HardEvent::V_S>(ev);
+    WaitFlag<HardEvent::V_S>(ev);
+    (void)out.GetValue(0);  // fine
+    const TEventID sv = pipe.FetchEventID(HardEvent::S_V);
+    WaitFlag<HardEvent::S_V>(sv);  // never set
+    const TEventID kept = pipe.AllocEventID<HardEvent::V_S>();
+    SetFlag<HardEvent::V_S>(kept);  // never waited for
+    pipe.ReleaseEventID<HardEvent::V_S>(kept);
   });
   ASSERT_EQ(v.size(), 5u) << joined(v);
   EXPECT_NE(v[0].find("Exp: reads UB offset 20 the scalar unit wrote (SetValue) without "
@@ -202,8 +207,8 @@ TEST(AscendcEmu, ReportsScalarAccessWithoutSync) {
   EXPECT_NE(v[2].find("LocalTensor::GetValue: UB offset 256 was written by a vector instruction "
                       "without SetFlag/WaitFlag<HardEvent::V_S>"),
             std::string::npos);
-  EXPECT_NE(v[3].find("WaitFlag: event id 1 was not set"), std::string::npos);
-  EXPECT_NE(v[4].find("SetFlag: event 3 id 2 was set and never waited for"), std::string::npos);
+  EXPECT_NE(v[3].find("WaitFlag: event id 0 was not set"), std::string::npos);
+  EXPECT_NE(v[4].find("SetFlag: event 3 id 0 was set and never waited for"), std::string::npos);
 }
 
 TEST(AscendcEmu, ReportsOperandRules) {
@@ -259,13 +264,19 @@ TEST(AscendcEmu, GathersByByteOffsetsAndReportsOnesOutside) {
     LocalTensor<int32_t> offs = b.Get<int32_t>()[64];
     LocalTensor<float> dst = b.Get<float>()[128];
     for (uint32_t i = 0; i < 8; ++i) src.SetValue(i * 8, 10.f + i);
-    SetFlag<HardEvent::S_V>(0);
-    WaitFlag<HardEvent::S_V>(0);
+    {
+      const TEventID e = pipe.FetchEventID<HardEvent::S_V>();
+      SetFlag<HardEvent::S_V>(e);
+      WaitFlag<HardEvent::S_V>(e);
+    }
     CreateVecIndex(offs, 0, 8);
     Muls(offs, offs, 32, 8);
     Gather(dst, src, offs.ReinterpretCast<uint32_t>(), 0, 8);  // packs one per 32-byte block
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
+    {
+      const TEventID e = pipe.FetchEventID<HardEvent::V_S>();
+      SetFlag<HardEvent::V_S>(e);
+      WaitFlag<HardEvent::V_S>(e);
+    }
     for (uint32_t i = 0; i < 8; ++i) got[i] = dst.GetValue(i);
     Gather(dst, src, offs.ReinterpretCast<uint32_t>(), 2, 8);    // not a 4-byte element
     Gather(dst, src, offs.ReinterpretCast<uint32_t>(), 800, 8);  // the last beyond the source
@@ -286,8 +297,11 @@ TEST(AscendcEmu, BrcbSpreadsAnElementToABlock) {
     LocalTensor<float> src = b.Get<float>(), dst = b.Get<float>()[16];
     CreateVecIndex(src, 0.f, 16);
     Brcb(dst, src, 2, BrcbRepeatParams{1, 8});  // 2 repeats of 8 elements: 16 blocks
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
+    {
+      const TEventID e = pipe.FetchEventID<HardEvent::V_S>();
+      SetFlag<HardEvent::V_S>(e);
+      WaitFlag<HardEvent::V_S>(e);
+    }
     for (uint32_t i = 0; i < 128; ++i) got[i] = dst.GetValue(i);
     Brcb(dst, src, 2, BrcbRepeatParams{0, 8});  // dstBlkStride 0
     Brcb(dst, src, 3, BrcbRepeatParams{1, 8});  // 24 blocks: beyond the buffer
@@ -328,11 +342,17 @@ TEST(AscendcEmu, ComputesCastsCompareSelectAndReductions) {
     LocalTensor<float> x = f.Get<float>(64), y = f.Get<float>()[64];
     LocalTensor<bfloat16_t> xb = h.Get<bfloat16_t>();
     for (int i = 0; i < 64; ++i) x.SetValue(i, 1.0f + i / 512.0f);
-    SetFlag<HardEvent::S_V>(0);
-    WaitFlag<HardEvent::S_V>(0);
+    {
+      const TEventID e = pipe.FetchEventID<HardEvent::S_V>();
+      SetFlag<HardEvent::S_V>(e);
+      WaitFlag<HardEvent::S_V>(e);
+    }
     Cast(xb, x, RoundMode::CAST_RINT, 64);
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
+    {
+      const TEventID e = pipe.FetchEventID<HardEvent::V_S>();
+      SetFlag<HardEvent::V_S>(e);
+      WaitFlag<HardEvent::V_S>(e);
+    }
     EXPECT_EQ(float(xb.GetValue(1)), 1.0f);        // 1 + 2^-9: a quarter ulp, down
     EXPECT_EQ(float(xb.GetValue(2)), 1.0f);        // 1 + 2^-8: a tie, to even
     EXPECT_EQ(float(xb.GetValue(3)), 1.0078125f);  // 1 + 3 x 2^-9: up
@@ -340,18 +360,27 @@ TEST(AscendcEmu, ComputesCastsCompareSelectAndReductions) {
     LocalTensor<uint8_t> mask = m.Get<uint8_t>();
     Compare(mask, x, y, CMPMODE::EQ, 64);
     Select(y, mask, x, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
+    {
+      const TEventID e = pipe.FetchEventID<HardEvent::V_S>();
+      SetFlag<HardEvent::V_S>(e);
+      WaitFlag<HardEvent::V_S>(e);
+    }
     EXPECT_EQ(y.GetValue(0), 1.0f);   // exact in bf16: kept
     EXPECT_EQ(y.GetValue(1), -1.0f);  // rounded: replaced
     LocalTensor<float> out = w.Get<float>(8), work = w.Get<float>()[8];
     ReduceSum(out, x, work, 64);
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
+    {
+      const TEventID e = pipe.FetchEventID<HardEvent::V_S>();
+      SetFlag<HardEvent::V_S>(e);
+      WaitFlag<HardEvent::V_S>(e);
+    }
     EXPECT_FLOAT_EQ(out.GetValue(0), 64.0f + 63.0f * 64.0f / 2 / 512.0f);
     ReduceMax(out, x, work, 64);
-    SetFlag<HardEvent::V_S>(0);
-    WaitFlag<HardEvent::V_S>(0);
+    {
+      const TEventID e = pipe.FetchEventID<HardEvent::V_S>();
+      SetFlag<HardEvent::V_S>(e);
+      WaitFlag<HardEvent::V_S>(e);
+    }
     EXPECT_EQ(out.GetValue(0), 1.0f + 63 / 512.0f);
     Cast(xb, x, RoundMode::CAST_NONE, 64);  // float -> bfloat16_t has no CAST_NONE on A2
   });
@@ -384,6 +413,74 @@ TEST(AscendcEmu, DataCopyPadHonoursStridesAndPadding) {
   });
   EXPECT_TRUE(v.empty()) << joined(v);
   EXPECT_EQ(back, (std::vector<float>{1, 2, 3, 0, 0, 6, 7, 8, 0, 0}));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(AscendcEmu, ReportsAnEventIdNotFromThePipe) {
+  auto v = violations_of([] {
+    TPipe pipe;
+    SetFlag<HardEvent::V_S>(0);  // a literal: the pipe may have handed it to a queue
+    WaitFlag<HardEvent::V_S>(0);
+  });
+  ASSERT_EQ(v.size(), 2u) << joined(v);
+  EXPECT_NE(v[0].find("SetFlag: event ID 0 did not come from the pipe"), std::string::npos) << v[0];
+}
+
+TEST(AscendcEmu, AdvancedMathWritesAllOfItsTemporaryBuffer) {
+  // Erf splits all of its temporary buffer's GetSize() between its intermediates (CANN's
+  // erf_common_impl.h): a sub-tensor of a TBuf runs to the TBuf's end, so a tile after it is
+  // written over; a TBuf of its own is not.
+  std::vector<float> after_carved, after_own;
+  auto v = violations_of([&] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> calc, own;
+    pipe.InitBuffer(calc, 5 * 256 * 4);
+    pipe.InitBuffer(own, 3 * 256 * 4);
+    LocalTensor<float> x = calc.Get<float>(), d = calc.Get<float>()[256];
+    LocalTensor<float> kept = calc.Get<float>()[4 * 256];
+    Duplicate(x, 0.5f, 256);
+    Duplicate(kept, 3.0f, 256);
+    Erf(d, x, calc.Get<float>()[2 * 256].ReinterpretCast<uint8_t>(), 256);
+    after_carved.assign(kept.emu_data(), kept.emu_data() + 256);
+    Duplicate(kept, 3.0f, 256);
+    Erf(d, x, own.Get<uint8_t>(), 256);
+    after_own.assign(kept.emu_data(), kept.emu_data() + 256);
+    EXPECT_FLOAT_EQ(d.emu_data()[0], std::erf(0.5f));
+  });
+  EXPECT_TRUE(v.empty()) << joined(v);
+  EXPECT_TRUE(std::isnan(after_carved[0]) && std::isnan(after_carved[255]));
+  EXPECT_EQ(after_own[0], 3.0f);
+}
+
+TEST(AscendcEmu, ReciprocalAndRsqrtAreApproximateAndUndefinedAtZero) {
+  // Their API docs give float results outside 1e-4 relative error and send high precision to
+  // Div and Sqrt; the emulation computes them 2^-12 off, and NaN where they are undefined.
+  std::vector<float> r, q;
+  auto v = violations_of([&] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4 * 64 * 4);
+    LocalTensor<float> x = b.Get<float>(), y = b.Get<float>()[64], z = b.Get<float>()[128];
+    Duplicate(x, 4.0f, 64);
+    Duplicate(z, 0.0f, 64);
+    Reciprocal(y, x, 64);
+    r = {y.emu_data()[0]};
+    Rsqrt(y, x, 64);
+    r.push_back(y.emu_data()[0]);
+    Reciprocal(y, z, 64);
+    q = {y.emu_data()[0]};
+    Rsqrt(y, z, 64);
+    q.push_back(y.emu_data()[0]);
+  });
+  EXPECT_TRUE(v.empty()) << joined(v);
+  EXPECT_NE(r[0], 0.25f);
+  EXPECT_NEAR(r[0], 0.25f, 0.25f * 1e-3f);
+  EXPECT_GT(std::fabs(r[0] - 0.25f), 0.25f * 1e-4f);
+  EXPECT_NEAR(r[1], 0.5f, 0.5f * 1e-3f);
+  EXPECT_TRUE(std::isnan(q[0]) && std::isnan(q[1]));
 }
 
 }  // namespace

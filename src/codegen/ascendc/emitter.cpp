@@ -29,6 +29,16 @@ const char* kDevicePrologue = R"(#include "kernel_operator.h"
 #include "autofuse_cpu_int.h"
 #include "autofuse_cpu_cascade.h"  // af_cascade: a streamed row's tile sums joined pairwise
 
+// The TilingData at `src` (GM) into *dst, word by word through a GM pointer, as CANN's
+// GET_TILING_DATA copies it: a cast of GM_ADDR to a struct pointer would drop GM's address space.
+template <typename T>
+__aicore__ inline void af_copy_tiling(T* dst, GM_ADDR src) {
+  static_assert(sizeof(T) % sizeof(uint32_t) == 0, "TilingData: whole 32-bit words");
+  const __gm__ uint32_t* words = reinterpret_cast<const __gm__ uint32_t*>(src);
+  uint32_t* out = reinterpret_cast<uint32_t*>(dst);
+  for (uint32_t i = 0; i < sizeof(T) / sizeof(uint32_t); ++i) out[i] = words[i];
+}
+
 // GM -> UB: DataCopy when the bytes are whole 32-byte blocks, else DataCopyPad.
 template <typename T>
 __aicore__ inline void af_copy_in(const AscendC::LocalTensor<T>& dst,
@@ -187,8 +197,8 @@ KernelParts concat_parts(const KernelUnit& u, const EmittedKernel& k,
   for (int i = 0; i < k.num_outputs; ++i) params += "GM_ADDR out" + std::to_string(i) + ", ";
   std::string c = "extern \"C\" __global__ __aicore__ void " + K + "(" + params +
                   "GM_ADDR workspace, GM_ADDR tiling) {\n  (void)workspace;\n";
-  c +=
-      "  const " + K + "_TilingData* td = reinterpret_cast<const " + K + "_TilingData*>(tiling);\n";
+  c += "  " + K + "_TilingData tiling_data;\n  af_copy_tiling(&tiling_data, tiling);\n";
+  c += "  const " + K + "_TilingData* td = &tiling_data;\n";
   c += "  int64_t block_idx = AscendC::GetBlockIdx();\n";
   for (size_t i = 0; i < segs.size(); ++i) {
     const std::string si = "td->s" + std::to_string(i);
@@ -205,15 +215,16 @@ KernelParts concat_parts(const KernelUnit& u, const EmittedKernel& k,
   a += "  const af_tiling_header* h = static_cast<const af_tiling_header*>(tiling_data);\n";
   a += "  AscendC::emu::begin_block(\"" + K + "\", block_idx, h->block_dim);\n  " + K + "(";
   for (int i = 0; i < k.num_inputs + k.num_outputs; ++i)
-    a += "static_cast<GM_ADDR>(args[" + std::to_string(i) + "]), ";
-  a += "nullptr, static_cast<GM_ADDR>(const_cast<void*>(tiling_data)));\n";
+    a += "AscendC::emu::gm_addr(args[" + std::to_string(i) + "]), ";
+  a += "nullptr, AscendC::emu::gm_addr(tiling_data));\n";
   p.adaptor = a + "  AscendC::emu::end_block();\n}\n#endif\n";
   return p;
 }
 
 /// Every kernel of `kernels` printed (a concat kernel's segments before it), after checking
-/// each can be.
-std::vector<Printed> print_all(const std::vector<KernelUnit>& kernels, const schedule::Target& t) {
+/// each can be; each kernel's C name starts with `prefix`.
+std::vector<Printed> print_all(const std::vector<KernelUnit>& kernels, const schedule::Target& t,
+                               const std::string& prefix) {
   std::vector<Printed> out;
   std::set<std::string> names;
   for (const KernelUnit& u : kernels) {
@@ -221,7 +232,7 @@ std::vector<Printed> print_all(const std::vector<KernelUnit>& kernels, const sch
     if (!why.empty()) throw CompileError("codegen: kernel " + u.name + ": Ascend C: " + why);
     std::vector<EmittedKernel> segs;
     for (const ascir::AscGraph* g : u.segments) {
-      KernelContext k = analyze_kernel(*g, kernel_c_name(g->name));
+      KernelContext k = analyze_kernel(*g, prefix + kernel_c_name(g->name));
       if (!names.insert(k.name).second)
         throw CompileError("codegen: two kernels are named " + k.name + " in one source");
       segs.push_back(
@@ -230,6 +241,7 @@ std::vector<Printed> print_all(const std::vector<KernelUnit>& kernels, const sch
     }
     if (u.input_map.empty()) continue;
     EmittedKernel k = concat_kernel(u, segs);
+    k.name = prefix + k.name;
     k.target = schedule::TargetKind::AscendC;
     if (!names.insert(k.name).second)
       throw CompileError("codegen: two kernels are named " + k.name + " in one source");
@@ -266,7 +278,7 @@ EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
                                   const schedule::Target& t) {
   EmittedSource out;
   out.code = banner(t) + kDevicePrologue + "#include \"autofuse_ascendc_tiling.h\"\n";
-  for (const Printed& k : print_all(kernels, t)) {
+  for (const Printed& k : print_all(kernels, t, "")) {
     const KernelParts& p = k.parts;
     out.code += p.header + p.tiling_data + "\n" + p.tiling_function + "\n" + p.kernel + p.adaptor;
     if (k.unit) out.kernels.push_back(k.kernel);
@@ -282,7 +294,9 @@ std::map<std::string, std::string> ascendc_package(const std::vector<KernelUnit>
                   "\n#define " + guard + "\n#include \"autofuse_abi.h\"\n\n";
   std::string host = banner(t) + kHostIncludes + "#include \"" + name + "_tiling.h\"\n";
   std::string device = banner(t) + kDevicePrologue + "#include \"" + name + "_tiling.h\"\n";
-  for (const Printed& k : print_all(kernels, t)) {
+  // Kernels, TilingData structs and tiling functions are named after the graph too (g0_k0), so
+  // the packages of one model's graphs link into one program.
+  for (const Printed& k : print_all(kernels, t, c_ident(name) + "_")) {
     const KernelParts& p = k.parts;
     h += p.tiling_data + "extern \"C\" void " + k.kernel.name +
          "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data);\n\n";

@@ -40,8 +40,10 @@ EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
 /// file name: `<name>_tiling.h` (the TilingData structs, the tiling functions' declarations),
 /// `<name>_tiling.cpp` (the host tiling functions) and `<name>_kernels.cpp` (the __aicore__
 /// kernels), each including autofuse_abi.h, autofuse_ascendc_tiling.h, autofuse_cpu_int.h or
-/// autofuse_cpu_cascade.h from runtime/include (export_ascendc.py's HEADERS copies them). Built
-/// only by CANN's Ascend C toolchain: unverified here.
+/// autofuse_cpu_cascade.h from runtime/include (export_ascendc.py's HEADERS copies them). Every
+/// kernel, TilingData struct and tiling function is named `<name>_<kernel>` (g0_k0), so the
+/// packages of several graphs link into one program. Built only by CANN's Ascend C toolchain:
+/// unverified here.
 std::map<std::string, std::string> ascendc_package(const std::vector<KernelUnit>& kernels,
                                                    const schedule::Target& t,
                                                    const std::string& name);

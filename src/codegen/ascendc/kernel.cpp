@@ -103,6 +103,7 @@ class KernelPrinter {
         // reduce_inner's row values take one repeat each; reduce_outer's are tiles of columns.
         bool per_row = rows_in_ub(k_) && !invariant_[i] && !full(k_, static_cast<int>(i));
         var_[i] = per_row ? "r" + num(row_values_++) : "v" + num(scratch_++);
+        if (per_row) row_nodes_.insert(static_cast<int>(i));
         if (node.op == "cast" && !to_bool(static_cast<int>(i)))
           rounding_.push_back(static_cast<int>(i));
         const OpRule* rule = find_rule(node);
@@ -113,8 +114,14 @@ class KernelPrinter {
         if (graph::is_reduce_op(node.op)) reduces_ = true;
         if (const ReduceCall* r = find_reduce(node.op); r && r->cascade && columns(k_))
           column_sums_.push_back(static_cast<int>(i));
-        if (const OpRule* r = find_rule(node))
-          for (int t = 0; t < r->temps; ++t) temps_[static_cast<int>(i)].push_back(scratch_++);
+        if (const OpRule* r = find_rule(node)) {
+          if (uses_ones(*r) && per_row && ones_row_ < 0) ones_row_ = row_values_++;
+          if (uses_ones(*r) && !per_row && ones_tile_ < 0) ones_tile_ = scratch_++;
+          if (uses_tmp_buffer(*r))
+            tmp_tiles_ = std::max(tmp_tiles_, r->temps);  // shared: advtmp (declarations)
+          else
+            for (int t = 0; t < r->temps; ++t) temps_[static_cast<int>(i)].push_back(scratch_++);
+        }
       }
     }
     for (size_t i = 0; i < n; ++i) {
@@ -125,7 +132,7 @@ class KernelPrinter {
           ((gathered_.count(static_cast<int>(i)) || scattered_.count(static_cast<int>(i))) &&
            dtype_size(g_.nodes[i].out.dtype) == 2);
     }
-    bytes_per_element_ += 4 * scratch_ + 2 * static_cast<int64_t>(rounding_.size());
+    bytes_per_element_ += 4 * (scratch_ + tmp_tiles_) + 2 * static_cast<int64_t>(rounding_.size());
     if (half_tile_) bytes_per_element_ += 2;  // bool and 16-bit gathers pass through a half tile
     if (!gathered_.empty()) bytes_per_element_ += 4;  // the gathers' byte offsets
     if (masks_) bytes_per_element_ += 1;  // the Compare mask: a bit per element, rounded up
@@ -237,16 +244,18 @@ class KernelPrinter {
         }
       }
     }
+    // A queue's depth (TQue's second argument) is how many tensors may be enqueued at once: a
+    // tile's tensor is dequeued before the next is enqueued, so 1, as the docs recommend; the
+    // double buffering is InitBuffer's buffer count.
     for (int d : queued_) {
-      line(1, "AscendC::TQue<AscendC::TPosition::VECIN, " + num(static_cast<size_t>(in_slots())) +
-                  "> que" + num(d) + ";");
+      line(1, "AscendC::TQue<AscendC::TPosition::VECIN, 1> que" + num(d) + ";");
       line(1, "pipe.InitBuffer(que" + num(d) + ", " + num(static_cast<size_t>(in_slots())) +
                   ", ub_tile * " + (gathered_.count(d) ? "32" : "sizeof(" + type_of(d) + ")") +
                   ");");
     }
     for (int s : stores_) {
       const std::string slots = num(static_cast<size_t>(out_slots()));
-      line(1, "AscendC::TQue<AscendC::TPosition::VECOUT, " + slots + "> que" + num(s) + ";");
+      line(1, "AscendC::TQue<AscendC::TPosition::VECOUT, 1> que" + num(s) + ";");
       line(1, "pipe.InitBuffer(que" + num(s) + ", " + slots + ", ub_tile * " +
                   (scattered_.count(s) ? "32" : "sizeof(" + type_of(s) + ")") + ");");
     }
@@ -257,6 +266,17 @@ class KernelPrinter {
       for (int v = 0; v < scratch_; ++v)
         line(1, "const AscendC::LocalTensor<float> v" + num(static_cast<size_t>(v)) +
                     " = calc.Get<float>()[" + num(static_cast<size_t>(v)) + " * ub_tile];");
+      if (ones_tile_ >= 0)
+        line(1, "AscendC::Duplicate(v" + num(static_cast<size_t>(ones_tile_)) +
+                    ", 1.0f, ub_tile);  // ones: 1 / x is Div (Reciprocal is approximate)");
+    }
+    if (tmp_tiles_ > 0) {
+      // The advanced math calls split all of their temporary buffer's GetSize() between their
+      // intermediates: a buffer of its own, so that nothing else lies in what they write.
+      line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> advtmp;  // the advanced API's scratch");
+      line(1, "pipe.InitBuffer(advtmp, " + num(static_cast<size_t>(tmp_tiles_)) +
+                  " * ub_tile * sizeof(float));");
+      line(1, "const AscendC::LocalTensor<uint8_t> tmpbuf = advtmp.Get<uint8_t>();");
     }
     if (!column_sums_.empty())
       line(1, "const int32_t cs_levels = static_cast<int32_t>(af_bit_length(" +
@@ -276,6 +296,10 @@ class KernelPrinter {
       for (int r = 0; r < row_values_; ++r)
         line(1, "const AscendC::LocalTensor<float> r" + num(static_cast<size_t>(r)) +
                     " = rowbuf.Get<float>()[" + num(static_cast<size_t>(r * kRepeat)) + "];");
+      if (ones_row_ >= 0)
+        line(1, "AscendC::Duplicate(r" + num(static_cast<size_t>(ones_row_)) + ", 1.0f, " +
+                    num(static_cast<size_t>(kRepeat)) +
+                    ");  // ones: 1 / x is Div (Reciprocal is approximate)");
     }
     if (reduces_ && rows_in_ub(k_)) {
       line(1, "AscendC::TBuf<AscendC::TPosition::VECCALC> work_buf;  // ReduceSum/ReduceMax work");
@@ -352,8 +376,9 @@ class KernelPrinter {
     line(0, "");
     line(0, "extern \"C\" __global__ __aicore__ void " + k_.name + "(" + args_signature() + ") {");
     line(1, "(void)workspace;");
-    line(1, k_.name + "_block(" + gm_args + "reinterpret_cast<const " + k_.name +
-                "_TilingData*>(tiling), AscendC::GetBlockIdx());");
+    line(1, k_.name + "_TilingData td;");
+    line(1, "af_copy_tiling(&td, tiling);");
+    line(1, k_.name + "_block(" + gm_args + "&td, AscendC::GetBlockIdx());");
     line(0, "}");
   }
 
@@ -586,10 +611,14 @@ class KernelPrinter {
     return e.empty() ? "1" : e;
   }
 
-  /// A scalar read of UB a vector instruction wrote waits for the vector pipe.
+  /// A scalar read of UB a vector instruction wrote waits for the vector pipe, on an event ID
+  /// the pipe hands out (FetchEventID: with TPipe/TQue the IDs are the pipe's, never literals).
   void sync_vector_to_scalar(int depth) {
-    line(depth, "AscendC::SetFlag<AscendC::HardEvent::V_S>(0);");
-    line(depth, "AscendC::WaitFlag<AscendC::HardEvent::V_S>(0);");
+    line(depth, "{  // the scalar reads wait for the vector writes");
+    line(depth + 1, "const AscendC::TEventID ev = pipe.FetchEventID<AscendC::HardEvent::V_S>();");
+    line(depth + 1, "AscendC::SetFlag<AscendC::HardEvent::V_S>(ev);");
+    line(depth + 1, "AscendC::WaitFlag<AscendC::HardEvent::V_S>(ev);");
+    line(depth, "}");
   }
 
   /// The calls computing node i's f32 value over `count` elements (nothing for aliases).
@@ -641,9 +670,14 @@ class KernelPrinter {
       int data = n.inputs[0];
       std::string x = "x" + num(static_cast<size_t>(data));
       if (lane_stride(k_, g_.nodes[data]) == sym::Expr(0)) {
-        line(depth, "AscendC::Duplicate(" + d + ", static_cast<float>(gm" +
-                        num(static_cast<size_t>(data)) + ".GetValue(" + off_ +
-                        num(static_cast<size_t>(data)) + ")), " + count + ");  // " + c);
+        // A bf16 scalar becomes float through the API's ToFloat (8.x and 9.x), not a cast.
+        const std::string value = "gm" + num(static_cast<size_t>(data)) + ".GetValue(" + off_ +
+                                  num(static_cast<size_t>(data)) + ")";
+        const bool bf16 = g_.nodes[data].out.dtype == DType::BF16;
+        line(depth,
+             "AscendC::Duplicate(" + d + ", " +
+                 (bf16 ? "AscendC::ToFloat(" + value + ")" : "static_cast<float>(" + value + ")") +
+                 ", " + count + ");  // " + c);
       } else if (gathered_.count(data) && dtype_size(g_.nodes[data].out.dtype) == 4) {
         line(depth, "AscendC::Gather(" + d + ".ReinterpretCast<uint32_t>(), " + x +
                         ".ReinterpretCast<uint32_t>(), offs.ReinterpretCast<uint32_t>(), 0, " +
@@ -708,9 +742,10 @@ class KernelPrinter {
       auto temps = temps_.find(i);
       for (size_t t = 0; temps != temps_.end() && t < temps->second.size(); ++t)
         put("{t" + num(t) + "}", "v" + num(static_cast<size_t>(temps->second[t])));
-      if (temps != temps_.end())
-        put("{tmp}",
-            "v" + num(static_cast<size_t>(temps->second.at(0))) + ".ReinterpretCast<uint8_t>()");
+      put("{tmp}", "tmpbuf");
+      const bool row_value = row_nodes_.count(i) > 0;
+      if (row_value && ones_row_ >= 0) put("{one}", "r" + num(static_cast<size_t>(ones_row_)));
+      if (!row_value && ones_tile_ >= 0) put("{one}", "v" + num(static_cast<size_t>(ones_tile_)));
       for (size_t a = 0; a < n.inputs.size(); ++a) put("{" + num(a) + "}", var_[n.inputs[a]]);
       line(depth, "AscendC::" + s + ";" + (first ? "  // " + c : ""));
       first = false;
@@ -726,8 +761,8 @@ class KernelPrinter {
     s += "  AscendC::emu::begin_block(\"" + k_.name + "\", block_idx, h->block_dim);\n";
     s += "  " + k_.name + "(";
     for (int i = 0; i < k_.num_inputs + k_.num_outputs; ++i)
-      s += "static_cast<GM_ADDR>(args[" + num(static_cast<size_t>(i)) + "]), ";
-    s += "nullptr, static_cast<GM_ADDR>(const_cast<void*>(tiling_data)));\n";
+      s += "AscendC::emu::gm_addr(args[" + num(static_cast<size_t>(i)) + "]), ";
+    s += "nullptr, AscendC::emu::gm_addr(tiling_data));\n";
     s += "  AscendC::emu::end_block();\n}\n#endif\n";
     return s;
   }
@@ -752,6 +787,10 @@ class KernelPrinter {
   std::string off_ = "o";                  // prefix of the variables holding tile offsets
   bool streaming_ = false;                 // printing a streamed row's tile loop
   int scratch_ = 0;
+  int ones_tile_ = -1;       // the calc tile of 1.0f for tile values' {one}, -1: none
+  int ones_row_ = -1;        // the row value (a repeat) of 1.0f for row values' {one}, -1: none
+  std::set<int> row_nodes_;  // nodes computed once per row (a repeat in rowbuf)
+  int tmp_tiles_ = 0;        // tiles of the advanced math calls' shared temporary buffer (advtmp)
   int64_t bytes_per_element_ = 0;
 
  public:

@@ -22,11 +22,11 @@ const std::vector<OpRule>& op_rules() {
       {"div", "", 0, {"Div({d}, {0}, {1}, {n})"}},
       {"neg", "", 0, {"Muls({d}, {0}, -1.0f, {n})"}},
       {"abs", "", 0, {"Abs({d}, {0}, {n})"}},
-      {"reciprocal", "", 0, {"Reciprocal({d}, {0}, {n})"}},
+      {"reciprocal", "", 0, {"Div({d}, {one}, {0}, {n})"}},
       {"exp", "", 0, {"Exp({d}, {0}, {n})"}},
       {"log", "", 0, {"Ln({d}, {0}, {n})"}},
       {"sqrt", "", 0, {"Sqrt({d}, {0}, {n})"}},
-      {"rsqrt", "", 0, {"Rsqrt({d}, {0}, {n})"}},
+      {"rsqrt", "", 0, {"Sqrt({d}, {0}, {n})", "Div({d}, {one}, {d}, {n})"}},
       {"relu", "", 0, {"Relu({d}, {0}, {n})"}},
       // NaN in either operand gives NaN (torch's rule), as ascendc_emu's Max/Min: the device's
       // NaN behaviour is not documented (docs/ascendc.md).
@@ -64,9 +64,9 @@ const std::vector<OpRule>& op_rules() {
       {"bitwise_or", "", 0, {"Max({d}, {0}, {1}, {n})"}},
       {"bitwise_xor", "", 0, {"Sub({d}, {0}, {1}, {n})", "Abs({d}, {d}, {n})"}},
       {"bitwise_not", "", 0, {"Muls({d}, {0}, -1.0f, {n})", "Adds({d}, {d}, 1.0f, {n})"}},
-      // The advanced API with its temporary buffer {tmp} (the rule's scratch tiles, as bytes):
-      // 1 tile for Tanh, 3 for Erf/Sin/Cos (256 x K bytes at least: a tile is >= 256 B),
-      // 6 for Power (1,536 B at least).
+      // The advanced API with its temporary buffer {tmp}: a TBuf of its own as large as the
+      // kernel's largest need (uses_tmp_buffer): 1 tile for Tanh, 3 for Erf/Sin/Cos (256 x K
+      // bytes at least: a tile is >= 256 B), 6 for Power (1,536 B at least).
       {"tanh", "", 1, {"Tanh({d}, {0}, {tmp}, {n})"}},
       {"erf", "", 3, {"Erf({d}, {0}, {tmp}, {n})"}},
       {"sin", "", 3, {"Sin({d}, {0}, {tmp}, {n})"}},
@@ -75,14 +75,16 @@ const std::vector<OpRule>& op_rules() {
       {"exp2", "", 6, {"Power({d}, 2.0f, {0}, {tmp}, {n})"}},
       {"cube", "", 0, {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {0}, {n})"}},
       {"pow4", "", 0, {"Mul({d}, {0}, {0}, {n})", "Mul({d}, {d}, {d}, {n})"}},
-      {"rsquare", "", 0, {"Mul({d}, {0}, {0}, {n})", "Reciprocal({d}, {d}, {n})"}},
+      {"rsquare", "", 0, {"Mul({d}, {0}, {0}, {n})", "Div({d}, {one}, {d}, {n})"}},
+      // 1 / x is Div of a tile of ones ({one}), never Reciprocal (nor 1 / sqrt(x) Rsqrt): on
+      // float their API docs promise no better than 1e-4 relative error and send high precision
+      // to Div and Sqrt, and leave 0 (Rsqrt: x <= 0) undefined.
       // 1 / (1 + exp(-x))
       {"sigmoid", "", 0, {"Muls({d}, {0}, -1.0f, {n})", "Exp({d}, {d}, {n})",
-                          "Adds({d}, {d}, 1.0f, {n})", "Reciprocal({d}, {d}, {n})"}},
-      // x * sigmoid(x)
+                          "Adds({d}, {d}, 1.0f, {n})", "Div({d}, {one}, {d}, {n})"}},
+      // x * sigmoid(x) = x / (1 + exp(-x))
       {"silu", "", 0, {"Muls({d}, {0}, -1.0f, {n})", "Exp({d}, {d}, {n})",
-                       "Adds({d}, {d}, 1.0f, {n})", "Reciprocal({d}, {d}, {n})",
-                       "Mul({d}, {0}, {d}, {n})"}},
+                       "Adds({d}, {d}, 1.0f, {n})", "Div({d}, {0}, {d}, {n})"}},
       // 0.5 * x * (1 + erf(x / sqrt 2)) = 0.5 * (x + |x| * erf(|x| / sqrt 2)) (erf is odd), erf
       // of a = |x| / sqrt 2 >= 0 as 1 - t * P(t) * exp(-a^2), t = 1 / (1 + p a) (Abramowitz and
       // Stegun 7.1.26, absolute error <= 1.5e-7). {t0}: a, then t, then |x|; {t1}: t * P(t).
@@ -90,7 +92,7 @@ const std::vector<OpRule>& op_rules() {
                        "Mul({d}, {t0}, {t0}, {n})", "Muls({d}, {d}, -1.0f, {n})",
                        "Exp({d}, {d}, {n})",
                        "Muls({t0}, {t0}, 0.3275911f, {n})", "Adds({t0}, {t0}, 1.0f, {n})",
-                       "Reciprocal({t0}, {t0}, {n})",
+                       "Div({t0}, {one}, {t0}, {n})",
                        "Muls({t1}, {t0}, 1.061405429f, {n})", "Adds({t1}, {t1}, -1.453152027f, {n})",
                        "Mul({t1}, {t1}, {t0}, {n})", "Adds({t1}, {t1}, 1.421413741f, {n})",
                        "Mul({t1}, {t1}, {t0}, {n})", "Adds({t1}, {t1}, -0.284496736f, {n})",
@@ -113,6 +115,22 @@ const std::vector<OpRule>& op_rules() {
 
 std::string_view compare_scalar_name(schedule::CannVersion v) {
   return v == schedule::CannVersion::V9 ? "Compares" : "CompareScalar";
+}
+
+namespace {
+bool any_call_has(const OpRule& r, std::string_view key) {
+  for (std::string_view c : r.calls)
+    if (c.find(key) != std::string_view::npos) return true;
+  return false;
+}
+}  // namespace
+
+bool uses_tmp_buffer(const OpRule& r) {
+  return any_call_has(r, "{tmp}");
+}
+
+bool uses_ones(const OpRule& r) {
+  return any_call_has(r, "{one}");
 }
 
 const OpRule* find_rule(const ascir::AscNode& n) {

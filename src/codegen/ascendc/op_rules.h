@@ -11,10 +11,11 @@ namespace af::codegen {
 
 /// One row of the op table: the vector API calls (without "AscendC::") computing the op into
 /// {d} from operands {0}, {1} over {n} elements, in f32, with `temps` scratch tiles {t0}, {t1},
-/// ... (consecutive; {tmp}: all of them as the advanced API's uint8_t temporary buffer),
-/// {mask} the kernel's Compare bit mask and {compare_scalar} the vector-scalar compare's name
-/// in the target's CANN release (compare_scalar_name). bool values are f32 0 / 1.
-/// `approximate`: the value of the op's attribute it serves ("" = absent or "none").
+/// ... (consecutive; with {tmp}, the advanced API's uint8_t temporary buffer, `temps` tiles of a
+/// buffer of its own instead: uses_tmp_buffer),
+/// {mask} the kernel's Compare bit mask, {one} its tile of ones (for Div) and {compare_scalar} the
+/// vector-scalar compare's name in the target's CANN release (compare_scalar_name). bool values are
+/// f32 0 / 1. `approximate`: the value of the op's attribute it serves ("" = absent or "none").
 struct OpRule {
   std::string_view op;
   std::string_view approximate;
@@ -26,6 +27,13 @@ struct OpRule {
 /// (basic_api/interface/kernel_operator_vec_cmpsel_intf.h, 8.1.RC1 and v8.5.0), renamed Compares
 /// in 9.0, which keeps CompareScalar as a deprecated alias; Common takes CompareScalar.
 std::string_view compare_scalar_name(schedule::CannVersion v);
+
+/// Whether the rule's calls take the advanced API's temporary buffer {tmp} (its `temps` tiles,
+/// the whole of which the call may write: a buffer of its own).
+bool uses_tmp_buffer(const OpRule& r);
+
+/// Whether the rule's calls read the kernel's tile of ones {one}.
+bool uses_ones(const OpRule& r);
 
 /// Every row.
 const std::vector<OpRule>& op_rules();

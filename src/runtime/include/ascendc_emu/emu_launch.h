@@ -14,6 +14,7 @@ namespace emu {
 inline void begin_block(const char* kernel, int64_t idx, int64_t num) {
   block_context() = {kernel, idx, num};
   sync_state() = {};
+  event_ids() = {};
 }
 
 /// Ends this thread's block: an event set and never waited for is reported.
@@ -22,6 +23,7 @@ inline void end_block() {
     report("SetFlag", "event " + std::to_string(event) + " id " + std::to_string(id) +
                           " was set and never waited for");
   sync_state() = {};
+  event_ids() = {};
 }
 
 /// Runs body(block) for block = 0..block_num-1 as kernel `kernel`'s blocks, one after another

@@ -125,7 +125,7 @@ template <typename T>
 class GlobalTensor {
  public:
   void SetGlobalBuffer(__gm__ T* p, uint64_t size = 0) {
-    data_ = p, size_ = size, sized_ = size != 0;
+    data_ = emu::host_ptr(p), size_ = size, sized_ = size != 0;
   }
   GlobalTensor operator[](uint64_t off) const {
     GlobalTensor t = *this;
@@ -211,6 +211,28 @@ class TPipe {
   TPipe(const TPipe&) = delete;
   TPipe& operator=(const TPipe&) = delete;
   ~TPipe() { Destroy(); }
+
+  /// An event ID of `evt` free now, for an immediate SetFlag/WaitFlag pair (not kept).
+  template <HardEvent evt>
+  TEventID FetchEventID() {
+    return static_cast<TEventID>(
+        emu::hand_out_event_id(static_cast<int>(evt), false, "FetchEventID"));
+  }
+  TEventID FetchEventID(HardEvent evt) {
+    return static_cast<TEventID>(
+        emu::hand_out_event_id(static_cast<int>(evt), false, "FetchEventID"));
+  }
+  /// An event ID of `evt` kept until ReleaseEventID.
+  template <HardEvent evt>
+  TEventID AllocEventID() {
+    return static_cast<TEventID>(
+        emu::hand_out_event_id(static_cast<int>(evt), true, "AllocEventID"));
+  }
+  template <HardEvent evt>
+  void ReleaseEventID(TEventID id) {
+    if (!emu::event_ids().allocated.erase({static_cast<int>(evt), id}))
+      emu::report("ReleaseEventID", "event ID " + std::to_string(id) + " is not allocated");
+  }
 
   /// `num` slots of `len` bytes (rounded up to 32) for `que`: num = 2 double-buffers.
   template <TPosition pos, int32_t depth>

@@ -44,6 +44,43 @@ inline SyncState& sync_state() {
   return s;
 }
 
+/// The event IDs a block's pipe has handed out (TPipe::FetchEventID / AllocEventID) and those
+/// allocated and not yet released, per event: SetFlag/WaitFlag take only handed-out IDs.
+struct EventIds {
+  std::set<std::pair<int, int32_t>> handed_out;
+  std::set<std::pair<int, int32_t>> allocated;
+};
+
+inline EventIds& event_ids() {
+  static thread_local EventIds e;
+  return e;
+}
+
+/// Event IDs per event: 0 .. kEventIds - 1 (the smallest range the docs give a product).
+constexpr int32_t kEventIds = 8;
+
+/// The smallest ID of `event` not allocated (-1: none left), handed out; `allocate` keeps it.
+inline int32_t hand_out_event_id(int event, bool allocate, const char* call) {
+  EventIds& e = event_ids();
+  for (int32_t id = 0; id < kEventIds; ++id) {
+    if (e.allocated.count({event, id})) continue;
+    e.handed_out.insert({event, id});
+    if (allocate) e.allocated.insert({event, id});
+    return id;
+  }
+  report(call, "every event ID of the event is allocated (ReleaseEventID frees one)");
+  return -1;
+}
+
+/// Whether `id` of `event` came from the pipe; reports `call` otherwise.
+inline bool check_event_id(int event, int32_t id, const char* call) {
+  if (event_ids().handed_out.count({event, id})) return true;
+  report(call, "event ID " + std::to_string(id) +
+                   " did not come from the pipe (TPipe::FetchEventID or AllocEventID: with "
+                   "TPipe/TQue the pipe owns the IDs, a literal one may be in use)");
+  return false;
+}
+
 /// A vector instruction wrote UB bytes [begin, end).
 inline void vector_wrote(uint32_t begin, uint64_t end) {
   sync_state().vector_writes.insert({begin, static_cast<uint32_t>(end)});
@@ -72,13 +109,18 @@ inline void scalar_access(const char* call, uint32_t at, uint32_t bytes, bool wr
 
 }  // namespace emu
 
+/// An event ID (the API's type).
+using TEventID = int8_t;
+
 template <HardEvent event>
 inline void SetFlag(int32_t id) {
+  emu::check_event_id(static_cast<int>(event), id, "SetFlag");
   emu::sync_state().flags.insert({static_cast<int>(event), id});
 }
 
 template <HardEvent event>
 inline void WaitFlag(int32_t id) {
+  emu::check_event_id(static_cast<int>(event), id, "WaitFlag");
   emu::SyncState& s = emu::sync_state();
   if (!s.flags.erase({static_cast<int>(event), id})) {
     emu::report("WaitFlag",

@@ -5,11 +5,17 @@
 #include <cstdint>
 #include <cstring>
 
-// Device keywords: nothing on the CPU. GM_ADDR is a kernel argument in global memory.
+// Device keywords: nothing on the CPU. GM_ADDR is a kernel argument in global memory. Under
+// AF_EMU_GM_ADDRESS_SPACE (clang only: make check-cann's address-space pass) __gm__ is an
+// address space of its own, as on the device, so a cast that drops it does not compile.
 #define __aicore__
 #define __global__
+#ifdef AF_EMU_GM_ADDRESS_SPACE
+#define __gm__ __attribute__((address_space(1)))
+#else
 #define __gm__
-#define GM_ADDR uint8_t*
+#endif
+#define GM_ADDR __gm__ uint8_t*
 
 // Unified Buffer per vector core, Atlas A2 (arch 2201): 192 KB, of which the API keeps the top
 // 8 KB as its own scratch (Select's tensor-scalar mode, mask staging), so TPipe::InitBuffer may
@@ -22,6 +28,17 @@
 #endif
 
 namespace AscendC {
+namespace emu {
+/// A host pointer as a kernel's GM argument (the launcher's side: no address space on the CPU).
+inline GM_ADDR gm_addr(const void* p) {
+  return reinterpret_cast<GM_ADDR>(reinterpret_cast<uintptr_t>(p));
+}
+/// The host memory behind a GM pointer.
+template <typename T>
+T* host_ptr(__gm__ T* p) {
+  return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(p));
+}
+}  // namespace emu
 
 constexpr uint32_t ONE_BLK_SIZE = 32;       // a UB data block: the unit of alignment and strides
 constexpr uint32_t ONE_REPEAT_BYTES = 256;  // one vector repeat: 8 data blocks
@@ -91,3 +108,11 @@ struct bfloat16_t {
   bfloat16_t(float f) : bits(AscendC::emu::f32_to_bf16(f)) {}  // NOLINT: implicit
   operator float() const { return AscendC::emu::bf16_to_f32(bits); }
 };
+
+namespace AscendC {
+/// A bf16 scalar as float: the API's own conversion (8.x kernel_utils.h, 9.x
+/// kernel_scalar_convert.h), which device code uses rather than a cast.
+inline float ToFloat(const bfloat16_t& v) {
+  return emu::bf16_to_f32(v.bits);
+}
+}  // namespace AscendC
