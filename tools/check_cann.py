@@ -1,10 +1,11 @@
 """make check-cann: the exported Ascend C judged by CANN's own headers, not by ascendc_emu.
 
 Exports the Ascend C package (autofuse.export_ascendc) of every program below and compiles, per
-package, the kernels in Ascend C's CPU-debug mode against a CANN toolkit's `ascendc/include`
-tree (g++ -fsyntax-only with the CPU-debug defines CANN's own CPU build passes) and the host
-tiling source with plain g++; then the kernels again with clang, __gm__ an address space of its
-own (address_space_errors). Prints one line per package and the counts; exits 1 on any error.
+package, the kernels and host launchers in Ascend C's CPU-debug mode against a CANN toolkit's
+`ascendc/include` and tikicpulib trees (g++ -fsyntax-only with the CPU-debug defines CANN's own
+CPU build passes), the launchers again in NPU mode against its ACL headers, and the host tiling
+source with plain g++; then the kernels again with clang, __gm__ an address space of its own
+(address_space_errors). Prints one line per package and the counts; exits 1 on any error.
 
     make check-cann CANN_HOME=<toolkit root>   (the folder holding <arch>-linux/ascendc/include
                                                 and tools/tikicpulib, e.g. .../ascend-toolkit/8.1.RC1)
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,14 +92,36 @@ def _errors(cmd: Sequence[str], src: str) -> List[str]:
     return [f"{src}:\n" + "\n".join(lines)[:4000]]
 
 
+def _aclrtlaunch_stand_ins(launch_src: str, into: str) -> None:
+    """Writes, for each kernel the NPU-mode launcher launches, the aclrtlaunch_K.h that CANN's
+    ascendc_library generates at build time (extract_host_stub.py's header: ACLRT_LAUNCH_KERNEL
+    and `extern "C" uint32_t aclrtlaunch_K(uint32_t blockDim, void* stream, <the kernel's
+    arguments>)`), with the kernel's GM arguments as void*."""
+    text = open(launch_src).read()
+    for m in re.finditer(r'extern "C" __global__ __aicore__ void (\w+)\(([^)]*)\);', text):
+        name, params = m.group(1), [p.split()[-1] for p in m.group(2).split(",")]
+        with open(os.path.join(into, f"aclrtlaunch_{name}.h"), "w") as f:
+            f.write(f'#pragma once\n#include "acl/acl_base.h"\n#include <cstdint>\n'
+                    f"#ifndef ACLRT_LAUNCH_KERNEL\n#define ACLRT_LAUNCH_KERNEL(kernel_func) aclrtlaunch_##kernel_func\n"
+                    f"#endif\n"
+                    f'extern "C" uint32_t aclrtlaunch_{name}(uint32_t blockDim, void* stream, '
+                    + ", ".join(f"void* {p}" for p in params) + ");\n")
+
+
 def compile_package(folder: str, flags: Sequence[str], cxx: str) -> List[str]:
     """Errors (compiler output, one string per failed file) of one exported package against
-    CANN's headers: the kernels in CPU-debug mode (`flags`: cann_include_flags), the host tiling
-    source as plain C++."""
+    CANN's headers: the kernels and the launchers in CPU-debug mode (`flags`:
+    cann_include_flags), the launchers again in NPU mode (ACL; aclrtlaunch_K.h stand-ins for
+    the headers CANN's build generates), the host tiling source as plain C++."""
     errors = []
     inc = [f"-I{folder}", f"-I{os.path.join(folder, 'include')}"]
-    for src in sorted(glob.glob(os.path.join(folder, "*_kernels.cpp"))):
+    for src in sorted(glob.glob(os.path.join(folder, "*_kernels.cpp")) + glob.glob(os.path.join(folder, "*_launch.cpp"))):
         errors += _errors([cxx, "-std=c++17", "-fsyntax-only", *CPU_DEBUG_DEFINES, *inc, *flags], src)
+    acl = [f for f in flags if f.endswith("-linux/include")]  # acl/acl.h
+    for src in sorted(glob.glob(os.path.join(folder, "*_launch.cpp"))):
+        with tempfile.TemporaryDirectory() as stand_ins:
+            _aclrtlaunch_stand_ins(src, stand_ins)
+            errors += _errors([cxx, "-std=c++17", "-fsyntax-only", *inc, f"-I{stand_ins}", *acl], src)
     for src in sorted(glob.glob(os.path.join(folder, "*_tiling.cpp"))):
         errors += _errors([cxx, "-std=c++17", "-fsyntax-only", *inc], src)
     return errors

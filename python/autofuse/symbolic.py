@@ -179,15 +179,17 @@ class SymbolSources:
             pos, kind, dim = self.sources[s]
             parts.append({"int": f"int({{a}}[{pos}])", "size": f"{{a}}[{pos}].shape[{dim}]",
                           "stride": f"{{a}}[{pos}].stride({dim})"}[kind])
-        return SymbolReader("(" + "".join(p + ", " for p in parts) + ")")
+        return SymbolReader("(" + "".join(p + ", " for p in parts) + ")",
+                            {str(s): self.sources[s] for s in symbols})
 
 
 class SymbolReader:
     """args -> the tuple of the size symbols' values, read off the call's arguments; `expr`
     prints the same read over a named argument list (the executor's run function inlines it)."""
 
-    def __init__(self, template: str):
+    def __init__(self, template: str, sources: Dict[str, Tuple[int, str, int]]):
         self._template = template  # a tuple display over `{a}`
+        self.sources = sources  # symbol name -> (argument position, "int" / "size" / "stride", dim)
         self._fn = eval("lambda a: " + self.expr("a"))  # noqa: S307 (our own generated text)
 
     def expr(self, args: str) -> str:

@@ -627,14 +627,14 @@ NB_MODULE(_C, m) {
               else
                 skipped[u.name] = why;
             }
-            std::map<std::string, std::string> files;
-            if (!ascend.empty()) files = af::codegen::ascendc_package(ascend, t, name);
-            return std::make_pair(files, skipped);
+            af::codegen::AscendcPackage pkg;
+            if (!ascend.empty()) pkg = af::codegen::ascendc_package(ascend, t, name);
+            return std::make_tuple(pkg.files, skipped, pkg.kernel_names);
           },
           nb::arg("name"),
-          "(files, skipped): the CANN-style package of the kernels the Ascend C emitter "
-          "prints (file name -> text: codegen/ascendc/emitter.h ascendc_package) and, for each "
-          "other kernel, why not.")
+          "(files, skipped, kernel names): the CANN-style package of the kernels the Ascend C "
+          "emitter prints (file name -> text: codegen/ascendc/emitter.h ascendc_package), for "
+          "each other kernel why not, and each printed kernel's C name (step name -> name).")
       .def(
           "kernel_target",
           [](const Program& p, int k) {

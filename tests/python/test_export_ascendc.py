@@ -27,8 +27,14 @@ def test_a_package_per_graph_that_builds_against_the_emulation(tmp_path):
     report = autofuse.export_ascendc(fn, x, s, b, t, out_dir=str(tmp_path))
     (graph, folder), = report.folders.items()
     names = sorted(os.listdir(folder))
-    assert names == ["CMakeLists.txt", f"{graph}_kernels.cpp", f"{graph}_tiling.cpp", f"{graph}_tiling.h",
-                     "include"]
+    assert names == ["CMakeLists.txt", f"{graph}_kernels.cpp", f"{graph}_launch.cpp", f"{graph}_launch.h",
+                     f"{graph}_tiling.cpp", f"{graph}_tiling.h", "include"]
+    # A host launcher per kernel, for an NPU (tiling to device memory, ACLRT_LAUNCH_KERNEL) and
+    # for Ascend C's CPU-debug mode (ICPU_RUN_KF); make check-cann compiles both.
+    launch = open(os.path.join(folder, f"{graph}_launch.cpp")).read()
+    for call in ("aclrtMemcpy(tiling", f"ACLRT_LAUNCH_KERNEL({graph}_k", f"ICPU_RUN_KF({graph}_k",
+                 "aclrtSynchronizeStream"):
+        assert call in launch, call
     kernels = open(os.path.join(folder, f"{graph}_kernels.cpp")).read()
     assert kernels.count('extern "C" __global__ __aicore__ void') == 1
     assert "_tiling(const int64_t* symbols" not in kernels  # host code stays in _tiling.cpp
@@ -63,3 +69,46 @@ def test_every_kernel_keeps_gm_address_space(tmp_path):
         assert out.folders, name
         for folder in out.folders.values():
             assert check_cann.address_space_errors(folder, clangxx) == [], name
+
+
+def test_graphs_named_per_export_with_a_manifest(tmp_path):
+    """Two graphs (a graph break): folders g0 and g1 of this export, kernels named after their
+    graph (they link into one program), and a manifest saying what each kernel argument and
+    size symbol is and which ATen ops run between kernels. A second export into the same
+    folder leaves only its own packages."""
+    import json
+
+    def two_graphs(x, w, b):
+        y = torch.nn.functional.linear(torch.relu(x) * 2, w, b)
+        torch._dynamo.graph_break()
+        return torch.sigmoid(y) + 1
+
+    x, w, b = torch.randn(8, 64), torch.randn(32, 64), torch.randn(32)
+    report = autofuse.export_ascendc(two_graphs, x, w, b, out_dir=str(tmp_path), dynamic=True)
+    assert sorted(report.folders) == ["g0", "g1"]
+    externs = {}
+    for g, folder in report.folders.items():
+        src = open(os.path.join(folder, f"{g}_kernels.cpp")).read()
+        names = [ln.split("void ")[1].split("(")[0] for ln in src.splitlines()
+                 if ln.startswith('extern "C" __global__ __aicore__ void')]
+        assert names and all(n.startswith(f"{g}_") for n in names), names
+        externs[g] = set(names)
+    assert not externs["g0"] & externs["g1"]
+    manifest = json.load(open(tmp_path / "manifest.json"))
+    g0, g1 = manifest["graphs"]
+    assert [g0["name"], g1["name"]] == ["g0", "g1"] and g0["packaged"] and g1["packaged"]
+    kernels = [s for s in g0["steps"] if "kernel" in s]
+    assert kernels and all(k["kernel"] in externs["g0"] for k in kernels)
+    first = kernels[0]  # relu(x) * 2: its argument in0 is x, [s_a, s_b] over the kernel's symbols
+    x_in = next(i for i in g0["inputs"] if i["name"] == first["args"]["in0"])
+    assert x_in["dtype"] == "float32" and sorted(x_in["shape"]) == sorted(first["symbols"])
+    assert any(s.get("aten", "").startswith("aten.addmm") or s.get("aten", "").startswith("aten.mm")
+               for s in g0["steps"]), g0["steps"]  # the Linear runs between kernels, by the caller
+    assert g0["symbols"] and all(".shape[" in v or "int input" in v for v in g0["symbols"].values())
+    for sym in first["symbols"]:
+        assert sym in g0["symbols"]
+    # Exporting a one-graph function into the same folder removes g1.
+    report = autofuse.export_ascendc(lambda x: torch.sigmoid(x) * 3, x, out_dir=str(tmp_path))
+    assert sorted(report.folders) == ["g0"]
+    assert not os.path.exists(tmp_path / "g1")
+    assert [g["name"] for g in json.load(open(tmp_path / "manifest.json"))["graphs"]] == ["g0"]

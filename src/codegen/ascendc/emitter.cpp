@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/ascendc/kernel.h"
+#include "codegen/ascendc/launcher.h"
 #include "codegen/concat_tiling.h"
 #include "codegen/loop_nest.h"
 #include "support/error.h"
@@ -210,14 +211,7 @@ KernelParts concat_parts(const KernelUnit& u, const EmittedKernel& k,
     c += "  block_idx -= " + si + ".header.block_dim;\n";
   }
   p.kernel = c + "}\n";
-  std::string a = "\n#ifdef AF_ASCENDC_EMU\nAF_EXPORT void " + K +
-                  "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {\n";
-  a += "  const af_tiling_header* h = static_cast<const af_tiling_header*>(tiling_data);\n";
-  a += "  AscendC::emu::begin_block(\"" + K + "\", block_idx, h->block_dim);\n  " + K + "(";
-  for (int i = 0; i < k.num_inputs + k.num_outputs; ++i)
-    a += "AscendC::emu::gm_addr(args[" + std::to_string(i) + "]), ";
-  a += "nullptr, AscendC::emu::gm_addr(tiling_data));\n";
-  p.adaptor = a + "  AscendC::emu::end_block();\n}\n#endif\n";
+  p.adaptor = emu_adaptor(K, k.num_inputs + k.num_outputs);
   return p;
 }
 
@@ -286,9 +280,9 @@ EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
   return out;
 }
 
-std::map<std::string, std::string> ascendc_package(const std::vector<KernelUnit>& kernels,
-                                                   const schedule::Target& t,
-                                                   const std::string& name) {
+AscendcPackage ascendc_package(const std::vector<KernelUnit>& kernels, const schedule::Target& t,
+                               const std::string& name) {
+  AscendcPackage out;
   const std::string guard = "AUTOFUSE_" + c_ident(name) + "_TILING_H";
   std::string h = banner(t) + "// TilingData structs and host tiling functions.\n#ifndef " + guard +
                   "\n#define " + guard + "\n#include \"autofuse_abi.h\"\n\n";
@@ -296,7 +290,11 @@ std::map<std::string, std::string> ascendc_package(const std::vector<KernelUnit>
   std::string device = banner(t) + kDevicePrologue + "#include \"" + name + "_tiling.h\"\n";
   // Kernels, TilingData structs and tiling functions are named after the graph too (g0_k0), so
   // the packages of one model's graphs link into one program.
+  size_t unit = 0;  // print_all lists the units' own kernels in order, after their segments
+  std::vector<EmittedKernel> launched;
   for (const Printed& k : print_all(kernels, t, c_ident(name) + "_")) {
+    if (k.unit) out.kernel_names[kernels.at(unit++).name] = k.kernel.name;
+    if (k.unit) launched.push_back(k.kernel);
     const KernelParts& p = k.parts;
     h += p.tiling_data + "extern \"C\" void " + k.kernel.name +
          "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data);\n\n";
@@ -304,7 +302,12 @@ std::map<std::string, std::string> ascendc_package(const std::vector<KernelUnit>
     device += p.header + p.kernel;
   }
   h += "#endif\n";
-  return {{name + "_tiling.h", h}, {name + "_tiling.cpp", host}, {name + "_kernels.cpp", device}};
+  out.files = {{name + "_tiling.h", h},
+               {name + "_tiling.cpp", host},
+               {name + "_kernels.cpp", device},
+               {name + "_launch.h", launcher_header(c_ident(name), launched)},
+               {name + "_launch.cpp", launcher_source(c_ident(name), launched)}};
+  return out;
 }
 
 std::vector<std::string> ascendc_compile_flags(const schedule::Target&) {

@@ -42,11 +42,17 @@ EmittedSource emit_ascendc_source(const std::vector<KernelUnit>& kernels,
 /// kernels), each including autofuse_abi.h, autofuse_ascendc_tiling.h, autofuse_cpu_int.h or
 /// autofuse_cpu_cascade.h from runtime/include (export_ascendc.py's HEADERS copies them). Every
 /// kernel, TilingData struct and tiling function is named `<name>_<kernel>` (g0_k0), so the
-/// packages of several graphs link into one program. Built only by CANN's Ascend C toolchain:
-/// unverified here.
-std::map<std::string, std::string> ascendc_package(const std::vector<KernelUnit>& kernels,
-                                                   const schedule::Target& t,
-                                                   const std::string& name);
+/// packages of several graphs link into one program. `<name>_launch.{h,cpp}`: a host launcher
+/// per kernel (launcher.h), for an NPU and for Ascend C's CPU-debug mode. Built only by CANN's
+/// Ascend C toolchain: unverified here. What ascendc_package writes: the sources by file name, and
+/// each kernel unit's C name in them.
+struct AscendcPackage {
+  std::map<std::string, std::string> files;
+  std::map<std::string, std::string> kernel_names;  // KernelUnit name -> its kernel's C name
+};
+
+AscendcPackage ascendc_package(const std::vector<KernelUnit>& kernels, const schedule::Target& t,
+                               const std::string& name);
 
 /// Compiler flags for building the emitted source against ascendc_emu with g++: -O1 -fPIC
 /// -shared -std=c++17 -ffp-contract=off -fno-fast-math -DAF_ASCENDC_EMU (later on a command line

@@ -32,7 +32,10 @@ class KernelPrinter {
   KernelParts print() {
     plan();
     KernelParts p;
-    p.header = "\n// ---- kernel " + k_.name + " ----\n" + ir_comment(g_);
+    // The scheduled AscIR with the NPU's UB budget, which this tiling uses (not the CPU's).
+    AscGraph shown = g_;
+    shown.schedule->ub_bytes = ub_for_tiles();
+    p.header = "\n// ---- kernel " + k_.name + " ----\n" + ir_comment(shown);
     p.tiling_data = tiling_data_struct(k_);
     // A column sum's cascade takes a tile per bit of the reduced row count, and a carry.
     std::string bytes = std::to_string(bytes_per_element_);
@@ -43,7 +46,7 @@ class KernelPrinter {
     lines_.clear();
     kernel();
     for (const auto& l : lines_) p.kernel += l + "\n";
-    p.adaptor = adaptor();
+    p.adaptor = emu_adaptor(k_.name, k_.num_inputs + k_.num_outputs);
     return p;
   }
 
@@ -728,43 +731,19 @@ class KernelPrinter {
     }
     const OpRule* rule = find_rule(n);
     if (!rule) codegen_fail(g_, "%" + n.name + ": no Ascend C mapping for op '" + n.op + "'");
+    RuleOperands ops;
+    ops.dst = d, ops.count = count, ops.cann = t_.ascend.cann;
+    for (int in : n.inputs) ops.inputs.push_back(var_[in]);
+    if (auto temps = temps_.find(i); temps != temps_.end())
+      for (int t : temps->second) ops.temps.push_back("v" + num(static_cast<size_t>(t)));
+    const bool row_value = row_nodes_.count(i) > 0;
+    const int one = row_value ? ones_row_ : ones_tile_;
+    if (one >= 0) ops.one = (row_value ? "r" : "v") + num(static_cast<size_t>(one));
     bool first = true;
-    for (std::string_view call : rule->calls) {
-      std::string s(call);
-      auto put = [&](const std::string& key, const std::string& value) {
-        for (size_t pos; (pos = s.find(key)) != std::string::npos;)
-          s.replace(pos, key.size(), value);
-      };
-      put("{d}", d);
-      put("{n}", count);
-      put("{mask}", "mask");
-      put("{compare_scalar}", std::string(compare_scalar_name(t_.ascend.cann)));
-      auto temps = temps_.find(i);
-      for (size_t t = 0; temps != temps_.end() && t < temps->second.size(); ++t)
-        put("{t" + num(t) + "}", "v" + num(static_cast<size_t>(temps->second[t])));
-      put("{tmp}", "tmpbuf");
-      const bool row_value = row_nodes_.count(i) > 0;
-      if (row_value && ones_row_ >= 0) put("{one}", "r" + num(static_cast<size_t>(ones_row_)));
-      if (!row_value && ones_tile_ >= 0) put("{one}", "v" + num(static_cast<size_t>(ones_tile_)));
-      for (size_t a = 0; a < n.inputs.size(); ++a) put("{" + num(a) + "}", var_[n.inputs[a]]);
-      line(depth, "AscendC::" + s + ";" + (first ? "  // " + c : ""));
+    for (const std::string& call : expand_rule(*rule, ops)) {
+      line(depth, call + ";" + (first ? "  // " + c : ""));
       first = false;
     }
-  }
-
-  /// The ABI's K_kernel under the emulation: block block_idx of the kernel.
-  std::string adaptor() const {
-    std::string s = "\n#ifdef AF_ASCENDC_EMU\n";
-    s += "AF_EXPORT void " + k_.name +
-         "_kernel(void* const* args, const void* tiling_data, int64_t block_idx) {\n";
-    s += "  const af_tiling_header* h = static_cast<const af_tiling_header*>(tiling_data);\n";
-    s += "  AscendC::emu::begin_block(\"" + k_.name + "\", block_idx, h->block_dim);\n";
-    s += "  " + k_.name + "(";
-    for (int i = 0; i < k_.num_inputs + k_.num_outputs; ++i)
-      s += "AscendC::emu::gm_addr(args[" + num(static_cast<size_t>(i)) + "]), ";
-    s += "nullptr, AscendC::emu::gm_addr(tiling_data));\n";
-    s += "  AscendC::emu::end_block();\n}\n#endif\n";
-    return s;
   }
 
   const KernelContext& k_;
@@ -813,42 +792,9 @@ KernelParts print_kernel(const KernelContext& k, const schedule::Target& t) {
   return KernelPrinter(k, t).print();
 }
 
-std::string kernel_reason(const AscGraph& g, const schedule::Target& t) {
-  if (!g.schedule) return "the graph is not scheduled";
-  KernelContext k;
-  try {
-    k = analyze_kernel(g, kernel_c_name(g.name));
-  } catch (const CompileError& e) {
-    return e.what();
-  }
-  if (g.schedule->family == ascir::ScheduleFamily::ReduceInner && !reduced_loops(k).empty())
-    return "a reduce_inner row over several dims (reduced dims around a kept one)";
-  int stores = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const AscNode& n = g.nodes[i];
-    std::string r = node_reason(k, static_cast<int>(i));
-    if (!r.empty()) return r;
-    if (n.op != "store") continue;
-    ++stores;
-    int outputs = 0;
-    for (const AscNode& u : g.nodes)
-      outputs += u.op == "output" && u.inputs.at(0) == static_cast<int>(i);
-    if (outputs != 1)
-      return "%" + n.name + ": a store read by " + std::to_string(outputs) + " outputs";
-  }
-  // At most 8 queue buffers per TPosition: a VECIN queue per input, a VECOUT queue per store
-  // (2 slots each, 1 past 4).
-  if (queued_inputs(k) > 8)
-    return std::to_string(queued_inputs(k)) + " inputs need more than the 8 VECIN buffers";
-  if (stores > 8) return std::to_string(stores) + " outputs need more than the 8 VECOUT buffers";
+KernelPlan plan_kernel(const KernelContext& k, const schedule::Target& t) {
   KernelPrinter printer(k, t);
-  if (!printer.reason().empty()) return printer.reason();
-  int64_t bytes = printer.bytes_per_element();
-  if (bytes * kRepeat > t.ascend.ub_bytes)
-    return "a tile of " + std::to_string(kRepeat) + " elements needs " +
-           std::to_string(bytes * kRepeat) + " B of UB, more than the target's " +
-           std::to_string(t.ascend.ub_bytes);
-  return "";
+  return {printer.reason(), printer.bytes_per_element()};
 }
 
 }  // namespace af::codegen

@@ -18,8 +18,23 @@ struct KernelParts {
   std::string adaptor;          // K_kernel (the ABI) under AF_ASCENDC_EMU
 };
 
+/// What planning kernel `k`'s buffers finds: why it cannot be printed after all ("" when it
+/// can: a full value read without its broadcast) and the UB bytes per tile element it needs
+/// at most (a column sum's cascade at its deepest).
+struct KernelPlan {
+  std::string reason;
+  int64_t bytes_per_element = 0;
+};
+
+/// Plans analyzed kernel `k` (kernel.cpp).
+KernelPlan plan_kernel(const KernelContext& k, const schedule::Target& t);
+
 /// Prints analyzed kernel `k` (its kernel_reason must be empty).
 KernelParts print_kernel(const KernelContext& k, const schedule::Target& t);
+
+/// K_kernel, the runtime ABI's entry under AF_ASCENDC_EMU: block block_idx of Ascend C kernel
+/// `name`, whose `num_args` GM arguments (inputs, then outputs) are args[0 .. num_args).
+std::string emu_adaptor(const std::string& name, int num_args);
 
 /// Why scheduled kernel `g` cannot be printed as Ascend C ("" when it can): see ascendc_reason.
 std::string kernel_reason(const ascir::AscGraph& g, const schedule::Target& t);

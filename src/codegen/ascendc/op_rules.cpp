@@ -133,6 +133,27 @@ bool uses_ones(const OpRule& r) {
   return any_call_has(r, "{one}");
 }
 
+std::vector<std::string> expand_rule(const OpRule& r, const RuleOperands& ops) {
+  std::vector<std::string> out;
+  for (std::string_view call : r.calls) {
+    std::string s(call);
+    auto put = [&s](const std::string& key, const std::string& value) {
+      for (size_t pos; (pos = s.find(key)) != std::string::npos;) s.replace(pos, key.size(), value);
+    };
+    put("{d}", ops.dst);
+    put("{n}", ops.count);
+    put("{mask}", ops.mask);
+    put("{compare_scalar}", std::string(compare_scalar_name(ops.cann)));
+    put("{tmp}", ops.tmp);
+    put("{one}", ops.one);
+    for (size_t t = 0; t < ops.temps.size(); ++t) put("{t" + std::to_string(t) + "}", ops.temps[t]);
+    for (size_t a = 0; a < ops.inputs.size(); ++a)
+      put("{" + std::to_string(a) + "}", ops.inputs[a]);
+    out.push_back("AscendC::" + s);
+  }
+  return out;
+}
+
 const OpRule* find_rule(const ascir::AscNode& n) {
   std::string approximate;
   auto it = n.attrs.find("approximate");

@@ -1,6 +1,7 @@
 // The Ascend C emitter's op table: how each AscIR compute op becomes count-form calls of the
 // Ascend C vector API in f32 (docs/ascendc.md "Compute"). Rules as data: a row per op.
 #pragma once
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +35,21 @@ bool uses_tmp_buffer(const OpRule& r);
 
 /// Whether the rule's calls read the kernel's tile of ones {one}.
 bool uses_ones(const OpRule& r);
+
+/// What a rule's placeholders stand for at one call site.
+struct RuleOperands {
+  std::string dst;                  // {d}
+  std::string count;                // {n}
+  std::vector<std::string> inputs;  // {0}, {1}, ...
+  std::vector<std::string> temps;   // {t0}, {t1}, ...
+  std::string one;                  // {one}: the tile (or repeat) of ones
+  std::string mask = "mask";        // {mask}
+  std::string tmp = "tmpbuf";       // {tmp}
+  schedule::CannVersion cann = schedule::CannVersion::Common;  // {compare_scalar}
+};
+
+/// The rule's calls with every placeholder replaced, each prefixed "AscendC::".
+std::vector<std::string> expand_rule(const OpRule& r, const RuleOperands& ops);
 
 /// Every row.
 const std::vector<OpRule>& op_rules();
