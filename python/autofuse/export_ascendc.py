@@ -150,6 +150,7 @@ def export_ascendc(fn: Callable, *inputs: Any, out_dir: str, soc_version: str = 
             out.files.append(path)
         out.folders[graph] = folder
     _remove_stale_packages(out_dir, set(out.folders))
+    os.makedirs(out_dir, exist_ok=True)
     for name, text in ((MANIFEST, json.dumps(manifest, indent=1)), ("README.md", _README.format(soc=soc_version))):
         path = os.path.join(out_dir, name)
         with open(path, "w") as f:

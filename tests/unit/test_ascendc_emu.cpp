@@ -409,6 +409,12 @@ TEST(AscendcEmu, DataCopyPadHonoursStridesAndPadding) {
     EXPECT_EQ(t.GetValue(8), 6.0f);
     EXPECT_EQ(t.GetValue(10), 8.0f);
     DataCopyPad(o, t, {2, 12, 0, 8, 0});
+    // No padding asked: the pad repeats each block's first element (DataCopyPad's docs), isPad
+    // or not.
+    DataCopyPad(t, g, {2, 12, 8, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+    EXPECT_EQ(t.GetValue(3), 1.0f);
+    EXPECT_EQ(t.GetValue(7), 1.0f);
+    EXPECT_EQ(t.GetValue(11), 6.0f);
     q.FreeTensor(t);
   });
   EXPECT_TRUE(v.empty()) << joined(v);

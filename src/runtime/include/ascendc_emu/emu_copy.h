@@ -19,8 +19,10 @@ struct DataCopyExtParams {
   uint32_t rsv = 0;
 };
 
-/// GM -> UB padding: when isPad, the bytes after each block up to its 32-byte boundary get
-/// paddingValue (left padding is not emulated: it must be 0).
+/// GM -> UB padding (DataCopyPad's docs): a block shorter than its 32-byte boundary is padded
+/// to it; with no left or right padding asked the pad repeats the block's first element (isPad
+/// or not), with right padding it is paddingValue when isPad, else undefined (left padding is
+/// not emulated: it must be 0).
 template <typename T>
 struct DataCopyPadExtParams {
   bool isPad = false;
@@ -105,13 +107,17 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
   for (uint32_t b = 0; b < p.blockCount; ++b) {
     uint8_t* o = out + b * ub_step;
     std::memcpy(o, in + b * gm_step, p.blockLen);
-    // The block's tail up to 32 bytes: paddingValue, or bytes no kernel may rely on.
+    // The block's tail up to 32 bytes: its first element (no padding asked), paddingValue
+    // (right padding, isPad), or bytes no kernel may rely on (NaN here).
     uint64_t tail = emu::round_block(p.blockLen) - p.blockLen;
-    if (pad.isPad)
+    if (pad.rightPadding == 0 || pad.isPad) {
+      T value = pad.paddingValue;
+      if (pad.rightPadding == 0 && p.blockLen >= sizeof(T)) std::memcpy(&value, o, sizeof(T));
       for (uint64_t i = 0; i < tail / sizeof(T); ++i)
-        std::memcpy(o + p.blockLen + i * sizeof(T), &pad.paddingValue, sizeof(T));
-    else
+        std::memcpy(o + p.blockLen + i * sizeof(T), &value, sizeof(T));
+    } else {
       std::memset(o + p.blockLen, 0xff, tail);
+    }
   }
 }
 
