@@ -228,6 +228,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
             sanitize=config.sanitize,
             target=config.target,
             cann=config.cann_version,
+            soc=config.ascend_soc,
             log=lambda line: logger.debug("%s: %s", name, line),
         )
     except (_C.CompileError, _C.ToolchainError) as e:

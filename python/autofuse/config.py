@@ -31,12 +31,14 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 # The values the choice settings take. The core (src/schedule/target.cpp) owns the ISA and target
-# names but exposes only the ISAs this host runs (_C.host_isas()): ISAS, TARGETS and CANN_VERSIONS
-# copy its tables (tests/python/test_compile_args.py checks the core accepts each), FRONTENDS is
+# names but exposes only the ISAs this host runs (_C.host_isas()): ISAS, TARGETS, CANN_VERSIONS and
+# ASCEND_SOCS copy its tables (tests/python/test_compile_args.py checks the core accepts each), FRONTENDS is
 # Python's own (backend.py, inductor/).
 ISAS = ("avx512", "avx2", "scalar")
 TARGETS = ("cpu", "ascendc")
 CANN_VERSIONS = ("8", "9")
+ASCEND_SOCS = ("Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4", "Ascend910_9381", "Ascend910_9382",
+               "Ascend910_9391", "Ascend910_9392", "Ascend910_9362", "Ascend910_9372")
 FRONTENDS = ("autofuse", "inductor")
 
 
@@ -78,6 +80,8 @@ SETTINGS: Dict[str, Setting] = {
     "target": Setting(str, "AUTOFUSE_TARGET", choices=lambda: ("",) + TARGETS, known=TARGETS, empty="cpu"),
     "cann_version": Setting(str, "AUTOFUSE_CANN_VERSION", choices=lambda: ("",) + CANN_VERSIONS, known=CANN_VERSIONS,
                             empty="what both 8.x and 9.x accept"),
+    "ascend_soc": Setting(str, "AUTOFUSE_ASCEND_SOC", choices=lambda: ("",) + ASCEND_SOCS, known=ASCEND_SOCS,
+                          empty="Ascend910B1"),
     "frontend": Setting(str, "AUTOFUSE_FRONTEND", choices=lambda: FRONTENDS, known=FRONTENDS),
     "autofuse_flags": Setting(str, "AUTOFUSE_FLAGS"),
     "enable_autofuse": Setting(bool, optional=True),
@@ -180,6 +184,10 @@ class CompilerConfig:
                                             ascendc target writes where releases differ: "8"
                                             or "9" ("" = the spelling both accept, the
                                             default; docs/ascendc.md "Conformance").
+      ascend_soc       AUTOFUSE_ASCEND_SOC  the Ascend SoC the ascendc target's tiling is for
+                                            (CANN's name: Ascend910B1 .. B4, Ascend910_93xx;
+                                            "" = Ascend910B1): its vector cores bound the
+                                            blocks a launch uses (48 or 40).
       frontend         AUTOFUSE_FRONTEND    who captures and fuses: "autofuse" (the default: FX ->
                                             Graph IR -> autofuse's fusion) or "inductor" (Inductor's
                                             lowering and fusion groups, each group compiled by
@@ -232,6 +240,7 @@ class CompilerConfig:
     sanitize: str = _env_default("sanitize", "")
     target: str = _env_default("target", "")
     cann_version: str = _env_default("cann_version", "")
+    ascend_soc: str = _env_default("ascend_soc", "")
     frontend: str = _env_default("frontend", "autofuse")
     autofuse_flags: str = _env_default("autofuse_flags", "")
     enable_autofuse: Optional[bool] = None

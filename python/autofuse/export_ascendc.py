@@ -110,10 +110,10 @@ def export_ascendc(fn: Callable, *inputs: Any, out_dir: str, soc_version: str = 
     writes one package per compiled graph under `out_dir`, and the manifest (module docstring).
     Kernels the Ascend C emitter cannot print are listed in `skipped` with the reason.
 
-    soc_version: CMake's SOC_VERSION in each package (CANN's name of the chip: Ascend910B1, ...);
-      the tiling functions assume Atlas A2 vector cores (184 KB of usable UB each) and split the
-      work over at most 48 blocks, the vector cores of Ascend910B1/B2 (platform_config/*.ini;
-      B3/B4 have 40, where the last blocks wait for a free core).
+    soc_version: the Atlas A2 chip, CANN's name (Ascend910B1 .. B4, Ascend910_93xx;
+      CompilerConfig.ascend_soc): CMake's SOC_VERSION in each package, and the vector cores the
+      tiling functions split the work over (48, or 40 on B3/B4; platform_config/*.ini), each
+      with 184 KB of usable UB.
     dynamic: torch.compile's `dynamic`: True exports kernels over symbolic sizes, each symbol
       read by the tiling function at launch (the manifest says what each is).
     cann_version: CompilerConfig.cann_version ("8", "9"; "" = the spelling both accept)."""
@@ -121,7 +121,7 @@ def export_ascendc(fn: Callable, *inputs: Any, out_dir: str, soc_version: str = 
     from .backend import collect_records, get_backend
     from .config import CompilerConfig
 
-    config = CompilerConfig(target="ascendc", cann_version=cann_version)
+    config = CompilerConfig(target="ascendc", cann_version=cann_version, ascend_soc=soc_version)
     compiled = torch.compile(fn, backend=get_backend(config), dynamic=dynamic)
     with collect_records() as records:
         compiled(*inputs)

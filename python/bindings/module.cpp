@@ -276,10 +276,11 @@ std::shared_ptr<af::runtime::TuningTable> tuning_table(const std::string& path) 
 af::CompileOptions compile_options(const std::string& dump_dir, const std::string& cache_dir,
                                    const std::string& cxx, nb::handle log, const std::string& isa,
                                    const std::string& sanitize, const std::string& target,
-                                   const std::string& cann) {
+                                   const std::string& cann, const std::string& soc) {
   af::CompileOptions opts;
   if (!target.empty()) opts.target.kind = af::schedule::parse_target_kind(target);
   opts.target.ascend.cann = af::schedule::parse_cann_version(cann);
+  opts.target.ascend = af::schedule::ascend_soc(soc, opts.target.ascend);
   opts.sanitize = af::jit::Sanitizers::parse(sanitize);
   if (!isa.empty()) {
     af::schedule::Isa want = af::schedule::parse_isa(isa);
@@ -323,9 +324,10 @@ Program* make_program(af::CompiledProgram prog, const af::CompileOptions& opts,
 Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
                  const std::string& cxx, bool enable_fusion, nb::handle log,
                  const std::string& flags, const std::string& tuning_file, const std::string& isa,
-                 const std::string& sanitize, const std::string& target, const std::string& cann) {
+                 const std::string& sanitize, const std::string& target, const std::string& cann,
+                 const std::string& soc) {
   af::CompileOptions opts =
-      compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target, cann);
+      compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target, cann, soc);
   opts.enable_fusion = enable_fusion;
   opts.fusion = af::parse_flags(flags);
   af::CompiledProgram prog;
@@ -341,9 +343,9 @@ Program* compile_ascir(const std::string& text, const std::string& name,
                        const std::string& dump_dir, const std::string& cache_dir,
                        const std::string& cxx, nb::handle log, const std::string& tuning_file,
                        const std::string& isa, const std::string& sanitize,
-                       const std::string& target, const std::string& cann) {
+                       const std::string& target, const std::string& cann, const std::string& soc) {
   af::CompileOptions opts =
-      compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target, cann);
+      compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target, cann, soc);
   af::CompiledProgram prog;
   {
     nb::gil_scoped_release release;
@@ -357,8 +359,9 @@ Program* compile_ascir(const std::string& text, const std::string& name,
 std::pair<std::string, std::vector<std::string>> ascir_source(const std::string& text,
                                                               const std::string& isa,
                                                               const std::string& target,
-                                                              const std::string& cann) {
-  af::CompileOptions opts = compile_options("", "", "g++", nb::none(), isa, "", target, cann);
+                                                              const std::string& cann,
+                                                              const std::string& soc) {
+  af::CompileOptions opts = compile_options("", "", "g++", nb::none(), isa, "", target, cann, soc);
   nb::gil_scoped_release release;
   af::CompiledProgram prog = af::compile_ascir(text, opts, "ascir", af::Stage::Schedule);
   af::codegen::EmittedSource src = af::program_source(af::kernel_units(prog.fused), opts, "ascir");
@@ -661,25 +664,26 @@ NB_MODULE(_C, m) {
         nb::arg("cache_dir") = "", nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true,
         nb::arg("log") = nb::none(), nb::arg("flags") = "", nb::arg("tuning_file") = "",
         nb::arg("isa") = "", nb::arg("sanitize") = "", nb::arg("target") = "", nb::arg("cann") = "",
-        nb::rv_policy::take_ownership,
+        nb::arg("soc") = "", nb::rv_policy::take_ownership,
         "Parses Graph IR text and compiles it with AUTOFUSE_FLAGS `flags`; with a `tuning_file` "
         "its kernels launch with measured tilings (runtime/tuning.h); `isa` (avx512, avx2, "
         "scalar; \"\" = the host's best) picks the kernels' vector ISA; `sanitize` "
         "(\"address,undefined\") builds them with those sanitizers; `target` (cpu, ascendc; \"\" = "
         "cpu) what they become; `cann` (8, 9; \"\" = what both accept) the CANN release whose "
-        "Ascend C API spelling the ascendc target uses. Raises CompileError, "
+        "Ascend C API spelling the ascendc target uses, `soc` (Ascend910B1, ...; \"\" = "
+        "Ascend910B1) the NPU its tiling is for. Raises CompileError, "
         "ToolchainError or FlagError.");
   m.def("compile_ascir", &compile_ascir, nb::arg("ascir_text"), nb::arg("name") = "ascir",
         nb::arg("dump_dir") = "", nb::arg("cache_dir") = "", nb::arg("cxx") = "g++",
         nb::arg("log") = nb::none(), nb::arg("tuning_file") = "", nb::arg("isa") = "",
-        nb::arg("sanitize") = "", nb::arg("target") = "", nb::arg("cann") = "",
+        nb::arg("sanitize") = "", nb::arg("target") = "", nb::arg("cann") = "", nb::arg("soc") = "",
         nb::rv_policy::take_ownership,
         "Compiles unscheduled AscIR text (one or more `ascgraph`s, fused elsewhere: the "
         "Inductor frontend) from Schedule on: a Program with a kernel per ascgraph, in text "
         "order. Options as compile(). Raises CompileError or "
         "ToolchainError.");
   m.def("ascir_source", &ascir_source, nb::arg("ascir_text"), nb::arg("isa") = "",
-        nb::arg("target") = "", nb::arg("cann") = "",
+        nb::arg("target") = "", nb::arg("cann") = "", nb::arg("soc") = "",
         "(source, target per kernel: \"cpu\" or \"ascendc\"): what compile_ascir() would "
         "build for the AscIR text (verify, schedule, codegen; no C++ compile). Raises "
         "CompileError.");

@@ -88,6 +88,36 @@ CannVersion parse_cann_version(std::string_view name) {
                      "' (8, 9, or common / \"\": what both accept)");
 }
 
+namespace {
+
+/// Atlas A2 SoCs (CANN 8.1.RC1 data/platform_config/<soc>.ini: vector_core_cnt; ub_size 196608
+/// for each, of which InitBuffer may hand out 184 KB).
+struct AscendSocRow {
+  std::string_view name;
+  int64_t vector_cores;
+};
+constexpr AscendSocRow kAscendSocs[] = {
+    {"Ascend910B1", 48},    {"Ascend910B2", 48},    {"Ascend910B3", 40},    {"Ascend910B4", 40},
+    {"Ascend910_9381", 48}, {"Ascend910_9382", 48}, {"Ascend910_9391", 48}, {"Ascend910_9392", 48},
+    {"Ascend910_9362", 40}, {"Ascend910_9372", 40},
+};
+
+}  // namespace
+
+AscendCores ascend_soc(std::string_view soc, const AscendCores& base) {
+  if (soc.empty()) soc = kAscendSocs[0].name;
+  std::string known;
+  for (const AscendSocRow& r : kAscendSocs) {
+    if (r.name == soc) {
+      AscendCores c = base;
+      c.vector_cores = r.vector_cores;
+      return c;
+    }
+    known += (known.empty() ? "" : ", ") + std::string(r.name);
+  }
+  throw CompileError("unknown Ascend SoC '" + std::string(soc) + "' (" + known + ")");
+}
+
 Target Target::with_isa(Isa isa) const {
   Target t = *this;
   t.isa = isa;

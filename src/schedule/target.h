@@ -42,12 +42,16 @@ std::string_view cann_version_name(CannVersion v);
 CannVersion parse_cann_version(std::string_view name);
 
 /// An Ascend NPU's vector cores as the Ascend C tiling function sees them (defaults: Atlas A2,
-/// docs/ascendc-facts.md), and the CANN release its kernels are written for.
+/// Ascend910B1, docs/ascendc-facts.md), and the CANN release its kernels are written for.
 struct AscendCores {
   int64_t ub_bytes = 184 * 1024;  // UB InitBuffer may hand out: 192 KB less the API's 8 KB
   int64_t vector_cores = 48;      // blocks run in parallel (block_dim's upper bound)
   CannVersion cann = CannVersion::Common;
 };
+
+/// The vector cores of Ascend SoC `soc` (CANN's name: Ascend910B1 .. B4, Ascend910_93xx; "" is
+/// Ascend910B1), with `base`'s CANN version; throws CompileError naming the SoCs it knows.
+AscendCores ascend_soc(std::string_view soc, const AscendCores& base = {});
 
 /// Cores, tile buffer ("UB") budget, alignment and vector width. For the CPU the UB is a per-core
 /// cache budget and the vector width comes from the host ISA.

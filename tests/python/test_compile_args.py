@@ -135,11 +135,11 @@ def test_a_path_object_is_a_path(tmp_path):
 
 
 def test_the_value_tables_match_the_core():
-    """config.ISAS, TARGETS and CANN_VERSIONS copy the core's names (src/schedule/target.cpp):
+    """config.ISAS, TARGETS, CANN_VERSIONS and ASCEND_SOCS copy the core's names (src/schedule/target.cpp):
     each is one the core accepts (an ISA this host lacks: the core says so), and the core
     refuses other cases."""
     from autofuse import _C
-    from autofuse.config import CANN_VERSIONS, ISAS, TARGETS
+    from autofuse.config import ASCEND_SOCS, CANN_VERSIONS, ISAS, TARGETS
 
     assert set(autofuse.host_isas()) <= set(ISAS)
     for isa in ISAS:
@@ -152,6 +152,8 @@ def test_the_value_tables_match_the_core():
         _C.ascir_source("", target=target)
     for cann in CANN_VERSIONS:
         _C.ascir_source("", target="ascendc", cann=cann)
-    for bad in [{"isa": "AVX2"}, {"target": "AscendC"}, {"cann": "8.1"}]:
+    for soc in ASCEND_SOCS:
+        _C.ascir_source("", target="ascendc", soc=soc)
+    for bad in [{"isa": "AVX2"}, {"target": "AscendC"}, {"cann": "8.1"}, {"soc": "ascend910b1"}]:
         with pytest.raises(_C.CompileError, match="unknown"):
             _C.ascir_source("", **bad)

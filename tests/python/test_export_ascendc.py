@@ -107,8 +107,11 @@ def test_graphs_named_per_export_with_a_manifest(tmp_path):
     assert g0["symbols"] and all(".shape[" in v or "int input" in v for v in g0["symbols"].values())
     for sym in first["symbols"]:
         assert sym in g0["symbols"]
-    # Exporting a one-graph function into the same folder removes g1.
-    report = autofuse.export_ascendc(lambda x: torch.sigmoid(x) * 3, x, out_dir=str(tmp_path))
+    # Exporting a one-graph function into the same folder removes g1; a B3 has 40 vector cores.
+    report = autofuse.export_ascendc(lambda x: torch.sigmoid(x) * 3, x, out_dir=str(tmp_path),
+                                     soc_version="Ascend910B3")
     assert sorted(report.folders) == ["g0"]
+    assert "40 vector cores" in open(tmp_path / "g0" / "g0_tiling.cpp").read()
+    assert 'SOC_VERSION "Ascend910B3"' in open(tmp_path / "g0" / "CMakeLists.txt").read()
     assert not os.path.exists(tmp_path / "g1")
     assert [g["name"] for g in json.load(open(tmp_path / "manifest.json"))["graphs"]] == ["g0"]

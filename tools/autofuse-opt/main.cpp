@@ -3,7 +3,7 @@
 //
 //   autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]
 //                [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar]
-//                [--target=cpu|ascendc [--cann=8|9]]
+//                [--target=cpu|ascendc [--cann=8|9] [--soc=Ascend910B1]]
 //                [--emit=text|dot] [--tiling=SYM=V,... [--cores=N]] [FILE|-]
 //
 // With no passes it parses, verifies and prints (the round trip). A requested stage runs with
@@ -14,7 +14,8 @@
 // as the runtime does (golden tests name theirs). `--target=ascendc` prints codegen as
 // AUTOFUSE_TARGET=ascendc builds it: Ascend C (TilingData, tiling function, kernel) for every
 // kernel the Ascend C emitter prints, C++ for the rest; `--cann` picks the CANN release whose API
-// spelling it uses where they differ (default: what 8.x and 9.x both accept). `--emit=dot` prints
+// spelling it uses where they differ (default: what 8.x and 9.x both accept), `--soc` the Atlas
+// A2 chip whose vector cores the tiling uses (default Ascend910B1). `--emit=dot` prints
 // the FusedGraph after the passes as Graphviz DOT (fusion/dot.h). `--flags` takes AUTOFUSE_FLAGS
 // text
 // (--max_fusion_size=2, ...). For AscIR input the passes are `schedule` and `codegen`; it also
@@ -61,6 +62,7 @@ struct Args {
   std::string isa;
   std::string target = "cpu";  // --target: cpu or ascendc
   std::string cann;            // --cann: 8, 9 or "" (both)
+  std::string soc;             // --soc: the Ascend SoC ("" = Ascend910B1)
   std::string emit = "text";   // or "dot"
   std::string flags;           // AUTOFUSE_FLAGS text for lower / fuse
   std::string file = "-";
@@ -82,7 +84,7 @@ int usage(const std::string& why) {
       << "autofuse-opt: " << why << "\n"
       << "usage: autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]"
          " [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar] [--target=cpu|ascendc]"
-         " [--cann=8|9] [--emit=text|dot] "
+         " [--cann=8|9] [--soc=SOC] [--emit=text|dot] "
          "[--tiling=SYM=V,... [--cores=N]] [FILE|-]\n";
   return 2;
 }
@@ -292,6 +294,8 @@ int main(int argc, char** argv) {
       a.target = s.substr(9);
     } else if (s.rfind("--cann=", 0) == 0) {
       a.cann = s.substr(7);
+    } else if (s.rfind("--soc=", 0) == 0) {
+      a.soc = s.substr(6);
     } else if (s == "-h" || s == "--help") {
       return usage("help");
     } else if (s.rfind("--", 0) == 0) {
@@ -325,6 +329,7 @@ int main(int argc, char** argv) {
         a.isa.empty() ? host : host.with_isa(af::schedule::parse_isa(a.isa));
     target.kind = af::schedule::parse_target_kind(a.target);
     target.ascend.cann = af::schedule::parse_cann_version(a.cann);
+    target.ascend = af::schedule::ascend_soc(a.soc, target.ascend);
     std::string text = read_input(a.file);
     if (a.input == "ascir")
       run_ascir(a, text, target);

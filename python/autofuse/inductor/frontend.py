@@ -79,6 +79,7 @@ def reset_records() -> None:
 def _options(config: CompilerConfig) -> Dict[str, str]:
     return {"cache_dir": config.cache_dir, "cxx": config.cxx, "isa": config.isa,
             "sanitize": config.sanitize, "target": config.target, "cann": config.cann_version,
+            "soc": config.ascend_soc,
             "tuning_file": config.tuning_file()}
 
 
@@ -101,7 +102,8 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
     from .. import _C
 
     def check_source(text: str) -> Tuple[str, List[str]]:
-        return _C.ascir_source(text, isa=config.isa, target=config.target, cann=config.cann_version)
+        return _C.ascir_source(text, isa=config.isa, target=config.target, cann=config.cann_version,
+                               soc=config.ascend_soc)
 
     def inner(gm: torch.fx.GraphModule, example_inputs: List[Any], **kwargs: Any) -> Any:
         name = f"i{next(_counter)}"
