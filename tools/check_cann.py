@@ -174,13 +174,14 @@ def api_names(sources: Sequence[str]) -> List[str]:
     return sorted(names - {"emu"})
 
 
-def undeclared(names: Sequence[str], root: str) -> List[str]:
-    """The names no header under `root` declares (a function, type or enum of that name)."""
+def undeclared(names: Sequence[str], roots: Sequence[str]) -> List[str]:
+    """The names no header under the `roots` (one release's tree) declares (a function, type or
+    enum of that name)."""
     missing = []
     for n in names:
         pat = (r"(inline|void|auto|[A-Za-z_>*]+)[ \t]+" + n + r"[ \t]*(\(|<)|"
                r"(struct|class|enum class|enum|using)[ \t]+" + n + r"\b")
-        p = subprocess.run(["grep", "-rlE", pat, root, "--include=*.h"], capture_output=True, text=True)
+        p = subprocess.run(["grep", "-rlE", pat, *roots, "--include=*.h"], capture_output=True, text=True)
         if not p.stdout.strip():
             missing.append(n)
     return missing
@@ -240,8 +241,8 @@ def main(argv: Sequence[str]) -> int:
                     help="programs (user-style), goldens (tests/lit/codegen/ascendc_*.ir), models (bench)")
     ap.add_argument("--only", default="", help="comma-separated program names")
     ap.add_argument("--api-roots", default=os.environ.get("CANN_API_ROOTS", ""),
-                    help="more header trees (comma-separated) to look the emitted API names up in, "
-                         "e.g. asc-devkit v9.0.0's include and impl")
+                    help="another release's header tree (its folders, comma-separated) to look the "
+                         "emitted API names up in, e.g. asc-devkit v9.0.0's include,impl")
     ap.add_argument("--keep", default="", help="export into this folder and keep it")
     args = ap.parse_args(argv)
     if not args.cann_home:
@@ -296,10 +297,12 @@ def main(argv: Sequence[str]) -> int:
     # CPU-debug mode from the public trees, so for them this is the check).
     sources = glob.glob(os.path.join(out_root, "**", "*.cpp"), recursive=True)
     names = api_names([x for x in sources if not x.endswith("_tiling.cpp")])
-    for root in [args.cann_home] + [r for r in args.api_roots.split(",") if r]:
-        missing = undeclared(names, root)
+    for roots in [[args.cann_home], [r for r in args.api_roots.split(",") if r]]:
+        if not roots:
+            continue
+        missing = undeclared(names, roots)
         print(f"check-cann: {len(names) - len(missing)} of the {len(names)} AscendC names the sources use are "
-              f"declared under {root}" + (f"; not: {', '.join(missing)}" if missing else ""))
+              f"declared under {', '.join(roots)}" + (f"; not: {', '.join(missing)}" if missing else ""))
     if not args.keep:
         shutil.rmtree(out_root, ignore_errors=True)
     return 1 if failed else 0
