@@ -53,7 +53,8 @@ def cann_include_flags(cann_home: str) -> List[str]:
 
 
 def programs() -> Dict[str, Tuple[Callable, Callable[[], Sequence]]]:
-    """name -> (function, () -> its inputs): programs a user would export, beyond the tests'."""
+    """name -> (function, () -> its inputs): programs a user would export, beyond the tests',
+    and make demo's model."""
     import torch
     import torch.nn.functional as F
 
@@ -81,7 +82,26 @@ def programs() -> Dict[str, Tuple[Callable, Callable[[], Sequence]]]:
         "to_bool": (lambda x: (x > 0.5).to(torch.float32) + x.to(torch.bool).to(torch.float32), lambda: (r(33, 65)(),)),
         "rotary_cat": (lambda x: torch.cat([-x[..., 32:], x[..., :32]], -1) * 0.5 + x,
                        lambda: (r(2, 8, 16, 64)(),)),
+        "demo_decoder": _demo(),
     }
+
+
+def _demo() -> Tuple[Callable, Callable[[], Sequence]]:
+    """make demo's model (examples/demo.py: a 2-layer decoder) on its input, in inference."""
+    import torch
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+    import demo
+
+    torch.manual_seed(0)
+    model = demo.Decoder().eval()
+    x = torch.randn(demo.BATCH, demo.SEQ, demo.D_MODEL)
+
+    def run(x):
+        with torch.no_grad():
+            return model(x)
+
+    return run, lambda: (x,)
 
 
 def _errors(cmd: Sequence[str], src: str) -> List[str]:
