@@ -1,11 +1,13 @@
 """make check-cann: the exported Ascend C judged by CANN's own headers, not by ascendc_emu.
 
-Exports the Ascend C package (autofuse.export_ascendc) of every program below and compiles, per
-package, the kernels and host launchers in Ascend C's CPU-debug mode against a CANN toolkit's
+Exports the Ascend C package (autofuse.export_ascendc) of every program of its suites (--suites:
+user-style programs and make demo's model, the Ascend C lit goldens as autofuse-opt prints them,
+the five benchmark models in three configurations) and compiles, per package, the kernels and host launchers in Ascend C's CPU-debug mode against a CANN toolkit's
 `ascendc/include` and tikicpulib trees (g++ -fsyntax-only with the CPU-debug defines CANN's own
 CPU build passes), the launchers again in NPU mode against its ACL headers, and the host tiling
 source with plain g++; then the kernels again with clang, __gm__ an address space of its own
-(address_space_errors). Prints one line per package and the counts; exits 1 on any error.
+(address_space_errors); last, every AscendC name the sources use is looked up in each release's
+header tree (undeclared). Prints one line per package and the counts; exits 1 on any error.
 
     make check-cann CANN_HOME=<toolkit root>   (the folder holding <arch>-linux/ascendc/include
                                                 and tools/tikicpulib, e.g. .../ascend-toolkit/8.1.RC1)

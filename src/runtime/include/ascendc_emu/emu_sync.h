@@ -56,7 +56,7 @@ inline EventIds& event_ids() {
   return e;
 }
 
-/// Event IDs per event: 0 .. kEventIds - 1 (the smallest range the docs give a product).
+/// Event IDs per event: 0 .. kEventIds - 1 (Atlas A2 and A3: 0-7, SetFlag/WaitFlag docs).
 constexpr int32_t kEventIds = 8;
 
 /// The smallest ID of `event` not allocated (-1: none left), handed out; `allocate` keeps it.
