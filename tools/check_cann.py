@@ -2,7 +2,7 @@
 
 Exports the Ascend C package (autofuse.export_ascendc) of every program of its suites (--suites:
 user-style programs and make demo's model, the Ascend C lit goldens as autofuse-opt prints them,
-the five benchmark models in three configurations) and compiles, per package, the kernels and host launchers in Ascend C's CPU-debug mode against a CANN toolkit's
+the tests' Ascend C acceptance cases, the five benchmark models in three configurations) and compiles, per package, the kernels and host launchers in Ascend C's CPU-debug mode against a CANN toolkit's
 `ascendc/include` and tikicpulib trees (g++ -fsyntax-only with the CPU-debug defines CANN's own
 CPU build passes), the launchers again in NPU mode against its ACL headers, and the host tiling
 source with plain g++; then the kernels again with clang, __gm__ an address space of its own
@@ -162,6 +162,32 @@ def model_programs() -> Dict[str, Tuple[Callable, Callable[[], Sequence]]]:
     return out
 
 
+def acceptance_programs() -> Dict[str, Tuple[Callable, Callable[[], Sequence]]]:
+    """The Ascend C acceptance cases (tests/python/test_acceptance.py, test_acceptance_reduce.py):
+    each elementwise and reduction pattern at (8, 4096) in fp32 and at (4, 128, 768) in bf16,
+    and the sum and softmax over an outer and a middle dim."""
+    import torch
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
+    import test_acceptance as elementwise
+    import test_acceptance_reduce as reduce
+
+    out: Dict[str, Tuple[Callable, Callable[[], Sequence]]] = {}
+    for shape, dtype, tag in (((8, 4096), torch.float32, "fp32"), ((4, 128, 768), torch.bfloat16, "bf16")):
+        def x_of(shape=shape, dtype=dtype):
+            return torch.randn(*shape, generator=torch.Generator().manual_seed(0)).to(dtype)
+
+        for fn in elementwise.PATTERNS:
+            out[f"{fn.__name__}_{tag}"] = (fn, lambda x_of=x_of: (x_of(), *elementwise._params(x_of().shape[-1],
+                                                                                             x_of().dtype)))
+        for fn, extra in reduce.PATTERNS.items():
+            out[f"{fn.__name__}_{tag}"] = (fn, lambda x_of=x_of, extra=extra: (x_of(), *extra(x_of())))
+    for op, dim, shape in reduce.OUTER_AND_MIDDLE:
+        fn = (lambda x, d=dim: x.sum(d)) if op == "sum" else (lambda x, d=dim: torch.softmax(x, d))
+        out[f"{op}_dim{dim}_{'x'.join(map(str, shape))}"] = (fn, lambda shape=shape: (torch.randn(*shape),))
+    return out
+
+
 def golden_sources(out_root: str) -> Dict[str, str]:
     """The Ascend C goldens (tests/lit/codegen/ascendc_*.ir) as autofuse-opt prints them, a
     source per graph under `out_root`: every kernel with its TilingData and host tiling
@@ -259,8 +285,9 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("--cann-home", default=os.environ.get("CANN_HOME", ""))
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
     ap.add_argument("--cann-version", default="", help="CompilerConfig.cann_version: 8, 9 or \"\" (both)")
-    ap.add_argument("--suites", default="programs,goldens,models",
-                    help="programs (user-style), goldens (tests/lit/codegen/ascendc_*.ir), models (bench)")
+    ap.add_argument("--suites", default="programs,goldens,acceptance,models",
+                    help="programs (user-style, make demo's), goldens (tests/lit/codegen/ascendc_*.ir), "
+                         "acceptance (the tests' Ascend C acceptance cases), models (bench)")
     ap.add_argument("--only", default="", help="comma-separated program names")
     ap.add_argument("--api-roots", default=os.environ.get("CANN_API_ROOTS", ""),
                     help="another release's header tree (its folders, comma-separated) to look the "
@@ -275,7 +302,9 @@ def main(argv: Sequence[str]) -> int:
 
     out_root = args.keep or tempfile.mkdtemp(prefix="autofuse-check-cann-")
     suites = [x for x in args.suites.split(",") if x]
-    every = {**(programs() if "programs" in suites else {}), **(model_programs() if "models" in suites else {})}
+    every = {**(programs() if "programs" in suites else {}),
+             **(acceptance_programs() if "acceptance" in suites else {}),
+             **(model_programs() if "models" in suites else {})}
     chosen = [n for n in args.only.split(",") if n] or list(every)
     clangxx = clang()
     failed, as_failed, checked = 0, 0, 0
