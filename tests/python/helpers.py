@@ -168,7 +168,7 @@ def reference_in_float(fn, *args):
     """fn's result for f16/bf16 inputs as autofuse (and Inductor) compute it: every f16/bf16
     tensor argument upcast to f32, fn run in f32, each output cast back to the dtype eager gives
     it (Inductor's test suite calls this `reference_in_float`). Inside a kernel f16/bf16 values
-    stay f32 until stored (README "Precision"); eager rounds after every op, so near a
+    stay f32 until stored (docs/user-guide.md "Precision"); eager rounds after every op, so near a
     cancellation eager and the compiled result differ by more than the dtype's tolerance."""
     low = (torch.float16, torch.bfloat16)
     up = [a.float() if isinstance(a, torch.Tensor) and a.dtype in low else a for a in args]

@@ -1,4 +1,4 @@
-"""f16/bf16 inside kernels (README "Precision"): by default a fused chain keeps its values in f32
+"""f16/bf16 inside kernels (docs/user-guide.md "Precision"): by default a fused chain keeps its values in f32
 until the store, which is closer to the exact result than eager's per-op rounding; with
 emulate_precision_casts=True every op's result is rounded as eager rounds it."""
 

@@ -25,7 +25,7 @@ strides, and must not have fallen back to eager (no compile error, no run-time f
 Why default tolerances hold even for f16/bf16: a case that uses f16/bf16 compiles with
 emulate_precision_casts=True (_config; the reduce and concat fuzzers do the same), where kernels
 compute f16/bf16 in f32 but round each op's result to its storage dtype where eager stores it
-(README "Precision"), so they reproduce eager's rounding.
+(docs/user-guide.md "Precision"), so they reproduce eager's rounding.
 
     AUTOFUSE_FUZZ_CASES=N   number of cases (default 40; `make fuzz` runs 500)
     AUTOFUSE_FUZZ_SEED=S    first seed (default 0)
