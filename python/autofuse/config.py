@@ -30,15 +30,10 @@ def _env_bool(name: str, default: bool) -> bool:
                      f"{', '.join(_TRUE_WORDS)} (on), {', '.join(_FALSE_WORDS)} (off), any case, or unset")
 
 
-# The values the choice settings take. The core (src/schedule/target.cpp) owns the ISA and target
-# names but exposes only the ISAs this host runs (_C.host_isas()): ISAS, TARGETS, CANN_VERSIONS and
-# ASCEND_SOCS copy its tables (tests/python/test_compile_args.py checks the core accepts each), FRONTENDS is
-# Python's own (backend.py, inductor/).
+# The values the choice settings take. The core owns the ISA names (src/target/target.cpp) and the
+# targets with their options (src/backends/registry.cpp): _core_choices() asks it, the ISAs
+# for this host through _host_isas(); FRONTENDS is Python's own (backend.py, inductor/).
 ISAS = ("avx512", "avx2", "scalar")
-TARGETS = ("cpu", "ascendc")
-CANN_VERSIONS = ("8", "9")
-ASCEND_SOCS = ("Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4", "Ascend910_9381", "Ascend910_9382",
-               "Ascend910_9391", "Ascend910_9392", "Ascend910_9362", "Ascend910_9372")
 FRONTENDS = ("autofuse", "inductor")
 
 
@@ -46,6 +41,16 @@ def _host_isas() -> Sequence[str]:
     from . import _C
 
     return list(_C.host_isas())
+
+
+def _core_choices(target: str = "", option: str = "") -> Sequence[str]:
+    """The registered targets' names, or the values target `target`'s option `option` takes."""
+    from . import _C
+
+    for name, _summary, options in _C.targets():
+        if option and name == target:
+            return tuple(options[option])
+    return tuple(name for name, _summary, _options in _C.targets())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,10 +82,10 @@ SETTINGS: Dict[str, Setting] = {
     "isa": Setting(str, "AUTOFUSE_ISA", choices=lambda: [""] + _host_isas(), known=ISAS,
                    empty="the host's best"),
     "sanitize": Setting(str, "AUTOFUSE_SANITIZE"),
-    "target": Setting(str, "AUTOFUSE_TARGET", choices=lambda: ("",) + TARGETS, known=TARGETS, empty="cpu"),
-    "cann_version": Setting(str, "AUTOFUSE_CANN_VERSION", choices=lambda: ("",) + CANN_VERSIONS, known=CANN_VERSIONS,
+    "target": Setting(str, "AUTOFUSE_TARGET", choices=lambda: ("",) + _core_choices(), empty="cpu"),
+    "cann_version": Setting(str, "AUTOFUSE_CANN_VERSION", choices=lambda: ("",) + _core_choices("ascendc", "cann"),
                             empty="what both 8.x and 9.x accept"),
-    "ascend_soc": Setting(str, "AUTOFUSE_ASCEND_SOC", choices=lambda: ("",) + ASCEND_SOCS, known=ASCEND_SOCS,
+    "ascend_soc": Setting(str, "AUTOFUSE_ASCEND_SOC", choices=lambda: ("",) + _core_choices("ascendc", "soc"),
                           empty="Ascend910B1"),
     "frontend": Setting(str, "AUTOFUSE_FRONTEND", choices=lambda: FRONTENDS, known=FRONTENDS),
     "autofuse_flags": Setting(str, "AUTOFUSE_FLAGS"),
@@ -197,7 +202,7 @@ class CompilerConfig:
                                             the ASan runtime preloaded, or graphs run eagerly
                                             with a message saying so.
 
-    Fusion settings (README "AUTOFUSE_FLAGS"). `autofuse_flags` is CANN AutoFuse's flag text,
+    Fusion settings (docs/user-guide.md "AUTOFUSE_FLAGS"). `autofuse_flags` is CANN AutoFuse's flag text,
     "--key=value;--key=value", by default the environment variable AUTOFUSE_FLAGS. The typed
     fields set the same settings and win over the text; None keeps the text's (or the default)
     value:

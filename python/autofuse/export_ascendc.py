@@ -131,7 +131,7 @@ def export_ascendc(fn: Callable, *inputs: Any, out_dir: str, soc_version: str = 
     compiled_records = [rec for rec in records if rec.program is not None]
     for index, rec in enumerate(compiled_records):
         graph = f"g{index}"  # this export's own numbering, not the process's
-        files, skipped, kernel_names = rec.program.ascendc_package(graph)
+        files, skipped, kernel_names = rec.program.package(graph, "ascendc")
         out.skipped.update({f"{graph}/{k}": why for k, why in skipped.items()})
         manifest["graphs"].append(_graph_manifest(rec, graph, kernel_names, skipped, bool(files)))
         if not files:

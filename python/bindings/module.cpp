@@ -21,7 +21,7 @@
 #include <variant>
 #include <vector>
 
-#include "codegen/ascendc/emitter.h"
+#include "backends/registry.h"
 #include "fusion/dot.h"
 #include "fusion/lower.h"
 #include "fusion/printer.h"
@@ -50,7 +50,7 @@ constexpr size_t kStackArgs = 64;
 /// A compiled program as Python sees it; keeps the loaded kernels alive.
 struct Program {
   af::CompiledProgram prog;
-  af::schedule::Target target;
+  af::target::Target target;
   /// Measured tilings (CompilerConfig(tune=True)); null when tuning is off.
   std::shared_ptr<af::runtime::TuningTable> tuning;
   /// Per kernel, the choices its tuned launches used (the fast path in front of `tuning`).
@@ -236,7 +236,7 @@ nb::dict tiling_of(const Program& p, int k, const std::vector<int64_t>& syms, in
   const af::KernelHandle& h = kernel_at(p, k);
   check_symbol_count(h, syms.size());
   nthreads = std::max(nthreads, 1);
-  af::schedule::Target t = p.target;
+  af::target::Target t = p.target;
   int cores = nthreads;
   std::string source = "untuned";
   if (p.tuning) {
@@ -278,15 +278,13 @@ af::CompileOptions compile_options(const std::string& dump_dir, const std::strin
                                    const std::string& sanitize, const std::string& target,
                                    const std::string& cann, const std::string& soc) {
   af::CompileOptions opts;
-  if (!target.empty()) opts.target.kind = af::schedule::parse_target_kind(target);
-  opts.target.ascend.cann = af::schedule::parse_cann_version(cann);
-  opts.target.ascend = af::schedule::ascend_soc(soc, opts.target.ascend);
+  opts.target = af::backends::configure_target(opts.target, target, {{"cann", cann}, {"soc", soc}});
   opts.sanitize = af::jit::Sanitizers::parse(sanitize);
   if (!isa.empty()) {
-    af::schedule::Isa want = af::schedule::parse_isa(isa);
+    af::target::Isa want = af::target::parse_isa(isa);
     if (!opts.target.supports_isa(want))
       throw af::CompileError("autofuse: isa '" + isa + "' does not run on this host (its best: " +
-                             std::string(af::schedule::isa_name(opts.target.isa)) + ")");
+                             std::string(af::target::isa_name(opts.target.isa)) + ")");
     opts.target = opts.target.with_isa(want);
   }
   opts.dump_dir = dump_dir;
@@ -366,7 +364,7 @@ std::pair<std::string, std::vector<std::string>> ascir_source(const std::string&
   af::CompiledProgram prog = af::compile_ascir(text, opts, "ascir", af::Stage::Schedule);
   af::codegen::EmittedSource src = af::program_source(af::kernel_units(prog.fused), opts, "ascir");
   std::vector<std::string> targets;
-  for (const auto& k : src.kernels) targets.emplace_back(af::schedule::target_kind_name(k.target));
+  for (const auto& k : src.kernels) targets.push_back(k.target);
   return {src.code, targets};
 }
 
@@ -617,33 +615,33 @@ NB_MODULE(_C, m) {
           "Tuning counters of the table this program uses: choices measured and found (the "
           "table is shared by the programs of a process that use the same file).")
       .def(
-          "ascendc_package",
-          [](const Program& p, const std::string& name) {
-            af::schedule::Target t = p.target;
-            t.kind = af::schedule::TargetKind::AscendC;
-            std::vector<af::codegen::KernelUnit> ascend;
+          "package",
+          [](const Program& p, const std::string& name, const std::string& target) {
+            af::target::Target t = p.target.device.target == target
+                                       ? p.target
+                                       : af::backends::configure_target(p.target, target);
+            const af::codegen::Backend& backend = af::backends::find_backend(target);
+            std::vector<af::codegen::KernelUnit> taken;
             std::map<std::string, std::string> skipped;
             for (const af::codegen::KernelUnit& u : af::kernel_units(p.prog.fused)) {
-              std::string why = af::codegen::ascendc_unit_reason(u, t);
+              std::string why = backend.reason(u, t);
               if (why.empty())
-                ascend.push_back(u);
+                taken.push_back(u);
               else
                 skipped[u.name] = why;
             }
-            af::codegen::AscendcPackage pkg;
-            if (!ascend.empty()) pkg = af::codegen::ascendc_package(ascend, t, name);
+            af::codegen::Package pkg;
+            if (!taken.empty()) pkg = backend.package(taken, t, name);
             return std::make_tuple(pkg.files, skipped, pkg.kernel_names);
           },
-          nb::arg("name"),
-          "(files, skipped, kernel names): the CANN-style package of the kernels the Ascend C "
-          "emitter prints (file name -> text: codegen/ascendc/emitter.h ascendc_package), for "
-          "each other kernel why not, and each printed kernel's C name (step name -> name).")
+          nb::arg("name"), nb::arg("target"),
+          "(files, skipped, kernel names): the package of the kernels `target`'s backend can "
+          "print, for its own toolchain (file name -> text; ascendc: codegen/ascendc/emitter.h "
+          "ascendc_package), for each other kernel why not, and each printed kernel's C name "
+          "(step name -> name). Raises CompileError for a target with no package format.")
       .def(
-          "kernel_target",
-          [](const Program& p, int k) {
-            return std::string(af::schedule::target_kind_name(kernel_at(p, k).target));
-          },
-          nb::arg("k"), "What kernel k was printed as: \"cpu\" (C++) or \"ascendc\".")
+          "kernel_target", [](const Program& p, int k) { return kernel_at(p, k).target; },
+          nb::arg("k"), "The registered target whose backend printed kernel k (\"cpu\", ...).")
       .def(
           "kernel_symbols", [](const Program& p, int k) { return kernel_at(p, k).symbols; },
           nb::arg("k"), "The size symbols kernel k takes at launch, in order.")
@@ -740,15 +738,29 @@ NB_MODULE(_C, m) {
         "Parses and verifies Graph IR text, returns it printed; raises CompileError.");
   m.def("stats", &stats,
         "Process-wide compile counters: cxx_compiles, cache_hits, compile_seconds.");
+  m.def(
+      "targets",
+      [] {
+        std::vector<
+            std::tuple<std::string, std::string, std::map<std::string, std::vector<std::string>>>>
+            out;
+        for (const af::codegen::Backend* b : af::backends::all_backends()) {
+          std::map<std::string, std::vector<std::string>> options;
+          for (const af::codegen::TargetOption& o : b->options()) options[o.name] = o.choices;
+          out.emplace_back(std::string(b->name()), std::string(b->summary()), options);
+        }
+        return out;
+      },
+      "The registered targets, cpu first: (name, summary, option -> the values it takes).");
   m.def("op_registry", &op_registry, "kind -> (class, arity, operand dtype names).");
   m.def(
       "host_isas",
       [] {
-        const af::schedule::Target host = af::schedule::Target::host_cpu();
+        const af::target::Target host = af::target::Target::host_cpu();
         std::vector<std::string> out;
-        const auto& isas = af::schedule::all_isas();
+        const auto& isas = af::target::all_isas();
         for (auto it = isas.rbegin(); it != isas.rend(); ++it)
-          if (host.supports_isa(*it)) out.emplace_back(af::schedule::isa_name(*it));
+          if (host.supports_isa(*it)) out.emplace_back(af::target::isa_name(*it));
         return out;
       },
       "The kernel ISAs this host runs, widest first (compile()'s `isa`).");

@@ -1,22 +1,26 @@
-// What every target's emitter shares: the kernels it is given (KernelUnit) and what it returns
-// (EmittedSource). A target's emitter lives in its own folder (codegen/cpu/ for C++ on x86) and
-// implements, for a list of scheduled kernels and a schedule::Target:
-//   EmittedSource emit_<target>_source(const std::vector<KernelUnit>&, const schedule::Target&);
-//     one source text exporting, per kernel K, `K_tiling` (fills K's TilingData from the size
-//     symbols and the target: the tiling function) and `K_kernel` (runs one block), the ABI of
-//     runtime/include/autofuse_abi.h; a printer of the final AscIR, deciding nothing the
-//     schedule did not;
-//   std::vector<std::string> <target>_compile_flags(const schedule::Target&) and
-//   <target>_link_libs(const schedule::Target&): how jit/ builds that text.
-// The stages before (fusion, schedule) and after (jit, runtime) do not name the target.
+// What every target's emitter shares: the kernels it is given (KernelUnit), what it returns
+// (EmittedSource) and the module exports every target may have. A target's emitter lives in its
+// own folder (codegen/cpu/, codegen/ascendc/) behind the Backend interface (codegen/backend.h):
+// a printer of the final AscIR, deciding nothing the schedule did not. The stages before
+// (fusion, schedule) and after (jit, runtime) do not name the target.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "ascir/asc_graph.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace af::codegen {
+
+/// A module with a gather (AscIR load(%data, %index)) exports `int64_t af_take_index_fault(void)`:
+/// the first index a gather met outside its dim since the last call (INT64_MIN: none), cleared.
+/// An out-of-range lane reads row 0 instead; the launcher raises IndexError.
+inline constexpr const char* kTakeIndexFault = "af_take_index_fault";
+
+/// A module with an integer division or remainder exports `int af_take_zero_division(void)`:
+/// whether a lane met a zero divisor since the last call (it gave 0), cleared. The launcher
+/// raises ZeroDivisionError, as eager.
+inline constexpr const char* kTakeZeroDivision = "af_take_zero_division";
 
 /// One kernel of an emitted source: the exported symbols are `<name>_tiling` and
 /// `<name>_kernel`; `symbols` are its size symbols sorted by name (the order the runtime passes
@@ -26,7 +30,7 @@ struct EmittedKernel {
   std::vector<std::string> symbols;
   int num_inputs = 0;
   int num_outputs = 0;
-  schedule::TargetKind target = schedule::TargetKind::Cpu;  // which emitter printed it
+  std::string target = "cpu";  // the registered target whose emitter printed it
 };
 
 /// The generated source and what it exports.

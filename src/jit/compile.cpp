@@ -17,10 +17,10 @@
 
 #include "jit/cache.h"
 #include "jit/hash.h"
+#include "jit/module.h"
 #include "jit/pch.h"
 #include "jit/toolchain.h"
 #include "runtime/include/autofuse_abi.h"
-#include "runtime/module.h"
 #include "support/error.h"
 
 #ifndef AUTOFUSE_VERSION
@@ -36,7 +36,7 @@ constexpr int kMaxErrorLines = 20;
 /// requests for one entry build it once while different entries build in parallel.
 struct Memo {
   std::mutex mu;
-  std::map<std::string, std::weak_ptr<runtime::LoadedModule>> modules;
+  std::map<std::string, std::weak_ptr<jit::LoadedModule>> modules;
   std::map<std::string, std::shared_ptr<std::mutex>> building;
 };
 
@@ -175,9 +175,8 @@ std::string seconds_text(double s) {
 
 /// Verifies or builds the entry, then loads it. Called with the entry's in-process mutex held;
 /// builds happen under the key's cross-process lock, re-checking the disk once it is held.
-std::shared_ptr<runtime::LoadedModule> load_or_build(const CompileRequest& req,
-                                                     const DiskCache& cache, const std::string& key,
-                                                     CompileStats* stats) {
+std::shared_ptr<jit::LoadedModule> load_or_build(const CompileRequest& req, const DiskCache& cache,
+                                                 const std::string& key, CompileStats* stats) {
   bool reloaded = false;  // evicted once after a failed dlopen of a cached entry
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::string why;
@@ -202,7 +201,7 @@ std::shared_ptr<runtime::LoadedModule> load_or_build(const CompileRequest& req,
       }
     }
     try {
-      auto mod = runtime::LoadedModule::open(cache.so_path(key), key);
+      auto mod = jit::LoadedModule::open(cache.so_path(key), key);
       if (!built) {
         if (stats) stats->cache_hits += 1;
         log(req, "cache hit " + tag_of(req) + " " + key);
@@ -286,8 +285,8 @@ std::string cache_key(const CompileRequest& req) {
   return h.digest().hex();
 }
 
-std::shared_ptr<runtime::LoadedModule> compile_and_load(const CompileRequest& req,
-                                                        CompileStats* stats) {
+std::shared_ptr<jit::LoadedModule> compile_and_load(const CompileRequest& req,
+                                                    CompileStats* stats) {
   if (std::string problem = req.sanitize.load_problem(); !problem.empty())
     throw ToolchainError("autofuse: " + problem);
   std::string dir = ensure_private_dir(req.cache_dir.empty() ? default_cache_dir() : req.cache_dir);
@@ -296,16 +295,16 @@ std::shared_ptr<runtime::LoadedModule> compile_and_load(const CompileRequest& re
   Memo& m = memo();
   std::shared_ptr<std::mutex> entry_mu;
   // Looks the entry up in the memo (m.mu held); logging happens after the lock is dropped.
-  auto memo_lookup = [&]() -> std::shared_ptr<runtime::LoadedModule> {
+  auto memo_lookup = [&]() -> std::shared_ptr<jit::LoadedModule> {
     auto it = m.modules.find(id);
     return it == m.modules.end() ? nullptr : it->second.lock();
   };
-  auto memo_hit = [&](std::shared_ptr<runtime::LoadedModule> mod) {
+  auto memo_hit = [&](std::shared_ptr<jit::LoadedModule> mod) {
     if (stats) stats->cache_hits += 1;
     log(req, "cache hit " + tag_of(req) + " " + key + " (already loaded)");
     return mod;
   };
-  std::shared_ptr<runtime::LoadedModule> found;
+  std::shared_ptr<jit::LoadedModule> found;
   {
     std::lock_guard<std::mutex> lock(m.mu);
     found = memo_lookup();

@@ -10,11 +10,9 @@
 #include "jit/sanitize.h"
 #include "jit/stats.h"
 
-namespace af::runtime {
-class LoadedModule;
-}
-
 namespace af::jit {
+
+class LoadedModule;
 
 /// One translation unit to build and load, and how.
 struct CompileRequest {
@@ -26,7 +24,9 @@ struct CompileRequest {
   std::string cache_dir;                  // empty = default_cache_dir()
   std::string tag;                        // kernel/graph name for messages and temp file names
   std::function<void(const std::string&)> log;  // receives log lines; may be empty
-  bool pch = true;  // use a precompiled autofuse_cpu.h when the source starts with it (jit/pch.h)
+  /// The header to precompile when the source starts by including it (jit/pch.h; the backend's
+  /// Toolchain::pch_header); "": no PCH.
+  std::string pch_header;
   Sanitizers sanitize;  // instrument the build (AUTOFUSE_SANITIZE); part of the command and key
 };
 
@@ -60,7 +60,6 @@ void hash_keyed_headers(const std::vector<std::string>& dirs, Hasher128& h);
 /// Thread-safe; each cache entry is loaded at most once per process while someone holds it.
 /// Throws ToolchainError (missing compiler, compile error, unusable cache dir, load failure, a
 /// sanitizer build this process cannot load).
-std::shared_ptr<runtime::LoadedModule> compile_and_load(const CompileRequest& req,
-                                                        CompileStats* stats);
+std::shared_ptr<LoadedModule> compile_and_load(const CompileRequest& req, CompileStats* stats);
 
 }  // namespace af::jit

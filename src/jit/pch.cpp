@@ -81,8 +81,8 @@ size_t skip_blanks_and_comments(const std::string& s, size_t i) {
   return i;
 }
 
-/// Is the first preprocessing line of `source` `#include "autofuse_cpu.h"`?
-bool starts_with_pch_include(const std::string& source) {
+/// Is the first preprocessing line of `source` `#include "<header>"`?
+bool starts_with_pch_include(const std::string& source, const std::string& header) {
   size_t i = skip_blanks_and_comments(source, 0);
   if (i >= source.size() || source[i] != '#') return false;
   ++i;
@@ -90,7 +90,7 @@ bool starts_with_pch_include(const std::string& source) {
   if (source.compare(i, 7, "include") != 0) return false;
   i += 7;
   while (i < source.size() && (source[i] == ' ' || source[i] == '\t')) ++i;
-  std::string quoted = std::string("\"") + kPchHeader + "\"";
+  std::string quoted = "\"" + header + "\"";
   return source.compare(i, quoted.size(), quoted) == 0;
 }
 
@@ -99,10 +99,10 @@ bool is_regular_file(const std::string& path) {
   return lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/// The first include dir holding autofuse_cpu.h (what `#include "autofuse_cpu.h"` finds).
+/// The first include dir holding req.pch_header (what `#include "<pch_header>"` finds).
 std::optional<std::string> header_dir(const CompileRequest& req) {
   for (const auto& d : req.include_dirs)
-    if (is_regular_file(d + "/" + kPchHeader)) return d;
+    if (is_regular_file(d + "/" + req.pch_header)) return d;
   return std::nullopt;
 }
 
@@ -170,8 +170,8 @@ enum class Lookup { Missing, Valid, Corrupt };
 
 /// Checks `dir` against its pch.meta: every listed file (the .gch and the header copies) must
 /// have the recorded size and FNV-1a-128. On Valid, *names receives the listed files.
-Lookup verify(const std::string& dir, const std::string& key, std::vector<std::string>* names,
-              std::string* why) {
+Lookup verify(const std::string& dir, const std::string& key, const std::string& header,
+              std::vector<std::string>* names, std::string* why) {
   struct stat st;
   if (lstat(dir.c_str(), &st) != 0) return Lookup::Missing;
   if (!S_ISDIR(st.st_mode)) {
@@ -192,12 +192,12 @@ Lookup verify(const std::string& dir, const std::string& key, std::vector<std::s
     *why = "metadata names key " + meta->key;
     return Lookup::Corrupt;
   }
-  std::string gch = std::string(kPchHeader) + ".gch";
+  std::string gch = header + ".gch";
   bool has_gch = false, has_header = false;
   names->clear();
   for (const auto& f : meta->files) {
     has_gch = has_gch || f.name == gch;
-    has_header = has_header || f.name == kPchHeader;
+    has_header = has_header || f.name == header;
     uint64_t size = 0;
     std::optional<Hash128> content = hash_file(dir + "/" + f.name, &size);
     if (!content) {
@@ -216,7 +216,7 @@ Lookup verify(const std::string& dir, const std::string& key, std::vector<std::s
     names->push_back(f.name);
   }
   if (!has_gch || !has_header) {
-    *why = "metadata does not list " + (has_gch ? std::string(kPchHeader) : gch);
+    *why = "metadata does not list " + (has_gch ? header : gch);
     return Lookup::Corrupt;
   }
   return Lookup::Valid;
@@ -272,14 +272,14 @@ void build_pch(const CompileRequest& req, const std::string& root, const std::st
     if (!text || !write_new_file(tmp + "/" + n, *text))
       throw ToolchainError("cannot copy '" + hdr_dir + "/" + n + "' to '" + tmp + "'");
   }
-  std::string gch = std::string(kPchHeader) + ".gch";
+  std::string gch = req.pch_header + ".gch";
   // The kernel command's flags and -I order (PCH dir first), the header instead of the source.
   std::vector<std::string> argv{req.cxx};
   for (auto& f : build_flags(req)) argv.push_back(std::move(f));
   argv.push_back("-I" + tmp);
   for (const auto& d : req.include_dirs) argv.push_back("-I" + d);
   argv.insert(argv.end(),
-              {"-fPIC", "-x", "c++-header", tmp + "/" + kPchHeader, "-o", tmp + "/" + gch});
+              {"-fPIC", "-x", "c++-header", tmp + "/" + req.pch_header, "-o", tmp + "/" + gch});
   std::string output;
   ProcessExit e = run_process_capture(argv, &output);
   if (!e.ok() || !is_regular_file(tmp + "/" + gch))
@@ -287,7 +287,7 @@ void build_pch(const CompileRequest& req, const std::string& root, const std::st
 
   // Probe: the kernel command on a one-line source must report the .gch with -H's '!' mark.
   std::string probe = tmp + "/probe.cpp";
-  if (!write_new_file(probe, "#include \"" + std::string(kPchHeader) + "\"\n"))
+  if (!write_new_file(probe, "#include \"" + req.pch_header + "\"\n"))
     throw ToolchainError("cannot write '" + probe + "'");
   argv = compile_command(req, probe, "/dev/null", tmp);
   argv.insert(argv.end(), {"-fsyntax-only", "-H", "-Winvalid-pch"});
@@ -328,15 +328,15 @@ void remember(const std::string& dir, bool failed, const std::vector<std::string
 }  // namespace
 
 bool wants_pch(const CompileRequest& req) {
-  if (!req.pch) return false;
+  if (req.pch_header.empty()) return false;
   const char* env = std::getenv("AUTOFUSE_JIT_PCH");
   if (env && std::string(env) == "0") return false;
-  return starts_with_pch_include(req.source) && header_dir(req).has_value();
+  return starts_with_pch_include(req.source, req.pch_header) && header_dir(req).has_value();
 }
 
 std::string pch_key(const CompileRequest& req) {
   Hasher128 h;
-  h.field("autofuse-pch-key-v1").field(AUTOFUSE_VERSION).field(kPchHeader);
+  h.field("autofuse-pch-key-v1").field(AUTOFUSE_VERSION).field(req.pch_header);
   h.field(compiler_identity(req.cxx));
   std::vector<std::string> argv = compile_command(req, "<source>", "<output>");
   h.field(std::to_string(argv.size()));
@@ -374,9 +374,10 @@ std::optional<std::string> prepare_pch(const CompileRequest& req, const std::str
     }
     std::vector<std::string> names;
     std::string why;
-    if (verify(dir, key, &names, &why) != Lookup::Valid) {
+    if (verify(dir, key, req.pch_header, &names, &why) != Lookup::Valid) {
       auto held = DiskCache(root).lock(key);
-      Lookup found = verify(dir, key, &names, &why);  // another process may have built it
+      Lookup found =
+          verify(dir, key, req.pch_header, &names, &why);  // another process may have built it
       if (found == Lookup::Corrupt) {
         log(req, "autofuse: precompiled header " + key + " is corrupt (" + why + "); rebuilding");
         std::error_code ec;
@@ -387,7 +388,7 @@ std::optional<std::string> prepare_pch(const CompileRequest& req, const std::str
         auto t0 = std::chrono::steady_clock::now();
         build_pch(req, root, key, dir, *header_dir(req));
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (verify(dir, key, &names, &why) != Lookup::Valid)
+        if (verify(dir, key, req.pch_header, &names, &why) != Lookup::Valid)
           throw ToolchainError("it does not verify after the build (" + why + ")");
         log(req, "built precompiled header " + key + " in " + seconds_text(secs) + " s");
       }

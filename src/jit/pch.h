@@ -1,6 +1,7 @@
-// The JIT's precompiled header: autofuse_cpu.h parsed once per (compiler, flags, headers) into
-// `<cache>/pch/<key>/autofuse_cpu.h.gch`, next to copies of the runtime headers, so that a
-// kernel compile skips parsing immintrin.h and sleef.h. Layout and checks: docs/cache.md.
+// The JIT's precompiled header: a request's pch_header (the cpu backend's autofuse_cpu.h) parsed
+// once per (compiler, flags, headers) into `<cache>/pch/<key>/<pch_header>.gch`, next to copies of
+// the runtime headers, so that a kernel compile skips parsing immintrin.h and sleef.h. Layout and
+// checks: docs/cache.md.
 #pragma once
 #include <optional>
 #include <string>
@@ -9,12 +10,9 @@
 
 namespace af::jit {
 
-/// The header a PCH is built for; generated kernels include it first.
-constexpr const char* kPchHeader = "autofuse_cpu.h";
-
-/// True when `req` may use a PCH: req.pch is set, $AUTOFUSE_JIT_PCH is not "0", the source's first
-/// preprocessing line is `#include "autofuse_cpu.h"` (only comments and blank lines before it),
-/// and an include dir holds autofuse_cpu.h.
+/// True when `req` may use a PCH: req.pch_header is set, $AUTOFUSE_JIT_PCH is not "0", the
+/// source's first preprocessing line is `#include "<pch_header>"` (only comments and blank lines
+/// before it), and an include dir holds that header.
 bool wants_pch(const CompileRequest& req);
 
 /// The PCH's key (32 hex digits): FNV-1a-128 of AUTOFUSE_VERSION, the compiler identity, the

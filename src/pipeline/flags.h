@@ -1,5 +1,6 @@
 // AUTOFUSE_FLAGS: the fusion settings in CANN AutoFuse's syntax, "--key=value;--key=value",
-// parsed into fusion::FusionOptions and printed back. The flags (README "AUTOFUSE_FLAGS"):
+// parsed into fusion::FusionOptions and printed back. The flags (docs/user-guide.md
+// "AUTOFUSE_FLAGS"):
 //   --enable_autofuse=true|false          FusionOptions::enabled
 //   --autofuse_enable_pass=PASS[,PASS]    turns passes on  (elementwise, broadcast, reduce, concat)
 //   --autofuse_disable_pass=PASS[,PASS]   turns passes off (reduce, concat); wins over enable

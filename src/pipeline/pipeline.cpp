@@ -10,8 +10,7 @@
 
 #include "ascir/parser.h"
 #include "ascir/verifier.h"
-#include "codegen/ascendc/emitter.h"
-#include "codegen/cpu/emitter.h"
+#include "backends/registry.h"
 #include "codegen/loop_nest.h"
 #include "fusion/dot.h"
 #include "fusion/fuse.h"
@@ -22,9 +21,9 @@
 #include "graph/verifier.h"
 #include "jit/compile.h"
 #include "jit/hash.h"
+#include "jit/module.h"
 #include "jit/runtime_headers.h"
 #include "pipeline/flags.h"
-#include "runtime/module.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 
@@ -61,23 +60,40 @@ std::vector<int> positions(const std::vector<int>& values, const std::vector<int
   return out;
 }
 
+/// The toolchain that builds a program for `t`: those of its backend chain, the fallback's first
+/// (a later flag such as -O1 wins), each flag, folder and library once.
+codegen::Toolchain program_toolchain(const target::Target& t) {
+  std::vector<const codegen::Backend*> chain = backends::backend_chain(t);
+  codegen::Toolchain out;
+  auto add = [](std::vector<std::string>& to, const std::vector<std::string>& from) {
+    for (const auto& x : from)
+      if (std::find(to.begin(), to.end(), x) == to.end()) to.push_back(x);
+  };
+  for (auto b = chain.rbegin(); b != chain.rend(); ++b) {
+    codegen::Toolchain tc = (*b)->toolchain(t);
+    add(out.flags, tc.flags);
+    add(out.include_subdirs, tc.include_subdirs);
+    add(out.libs, tc.libs);
+    if (out.pch_header.empty()) out.pch_header = tc.pch_header;
+  }
+  return out;
+}
+
 /// The JIT stage: compiles `src` (or fetches it from the disk cache), loads it and fills
 /// prog.module and prog.kernels (one handle per kernel of `src`, in its order).
 void load_kernels(CompiledProgram& prog, const codegen::EmittedSource& src,
                   const CompileOptions& opts, const std::string& name) {
+  codegen::Toolchain tc = program_toolchain(opts.target);
   jit::CompileRequest req;
   req.source = prog.source;
   req.cxx = opts.cxx;
-  req.flags = codegen::cpu_compile_flags(opts.target);
+  req.flags = tc.flags;
   req.sanitize = opts.sanitize;
   req.include_dirs = {jit::runtime_include_dir()};
-  if (opts.target.kind == schedule::TargetKind::AscendC) {
-    for (const auto& f : codegen::ascendc_compile_flags(opts.target))
-      if (std::find(req.flags.begin(), req.flags.end(), f) == req.flags.end())
-        req.flags.push_back(f);
-    req.include_dirs.push_back(jit::runtime_include_dir() + "/ascendc_emu");
-  }
-  req.libs = codegen::cpu_link_libs(opts.target);
+  for (const auto& d : tc.include_subdirs)
+    req.include_dirs.push_back(jit::runtime_include_dir() + "/" + d);
+  req.libs = tc.libs;
+  req.pch_header = tc.pch_header;
   req.cache_dir = opts.cache_dir;
   req.tag = name;
   req.log = opts.log;
@@ -92,8 +108,9 @@ void load_kernels(CompiledProgram& prog, const codegen::EmittedSource& src,
     h.tiling_fn = prog.module->symbol(k.name + "_tiling");
     h.kernel_fn = prog.module->symbol(k.name + "_kernel");
     h.target = k.target;
-    if (k.target == schedule::TargetKind::AscendC)
-      h.violations_fn = prog.module->symbol("af_ascendc_take_violations");
+    std::string violations =
+        backends::find_backend(k.target).toolchain(opts.target).violations_symbol;
+    if (!violations.empty()) h.violations_fn = prog.module->symbol(violations);
     h.index_fault_fn = prog.module->find_symbol(codegen::kTakeIndexFault);
     h.zero_division_fn = prog.module->find_symbol(codegen::kTakeZeroDivision);
     prog.kernels.push_back(std::move(h));
@@ -132,7 +149,7 @@ std::vector<codegen::KernelUnit> kernel_units(const fusion::FusedGraph& fused) {
   return units;
 }
 
-void schedule_kernels(fusion::FusedGraph& fused, const schedule::Target& t) {
+void schedule_kernels(fusion::FusedGraph& fused, const target::Target& t) {
   for (ascir::AscGraph* k : kernels_of(fused)) {
     ascir::verify(*k);
     schedule::schedule_kernel(*k, t);
@@ -221,35 +238,45 @@ CompiledProgram compile_ascir(const std::string& text, const CompileOptions& opt
 
 codegen::EmittedSource program_source(const std::vector<codegen::KernelUnit>& units,
                                       const CompileOptions& opts, const std::string& name) {
-  if (opts.target.kind != schedule::TargetKind::AscendC)
-    return codegen::emit_cpu_source(units, opts.target);
-  std::vector<codegen::KernelUnit> cpu, ascend;
-  std::string kept;  // a comment line per kernel that keeps the cpu target, with the reason
+  std::vector<const codegen::Backend*> chain = backends::backend_chain(opts.target);
+  if (units.empty()) return chain.front()->emit(units, opts.target);
+  // Each kernel goes to the first backend of the chain that can print it (the last, cpu, takes
+  // every one); a kernel passed on gets a comment line and a log line with the reason.
+  std::vector<std::vector<codegen::KernelUnit>> parts(chain.size());
+  std::string kept;
   for (const codegen::KernelUnit& u : units) {
-    std::string why = codegen::ascendc_unit_reason(u, opts.target);
-    if (!why.empty()) {
-      kept += "// kernel " + u.name + " keeps the cpu target: " + why + "\n";
-      log(opts, name + ": kernel " + u.name + " keeps the cpu target: " + why);
+    size_t b = 0;
+    for (; b + 1 < chain.size(); ++b) {
+      std::string why = chain[b]->reason(u, opts.target);
+      if (why.empty()) break;
+      std::string line = "kernel " + u.name + " keeps the " + std::string(chain[b + 1]->name()) +
+                         " target: " + why;
+      kept += "// " + line + "\n";
+      log(opts, name + ": " + line);
     }
-    (why.empty() ? ascend : cpu).push_back(u);
+    parts[b].push_back(u);
   }
+  // One source: the reasons, then each backend's part, the fallback's first.
   codegen::EmittedSource out;
-  if (!cpu.empty()) out = codegen::emit_cpu_source(cpu, opts.target);
-  codegen::EmittedSource npu;
-  if (!ascend.empty()) npu = codegen::emit_ascendc_source(ascend, opts.target);
-  out.code = kept + out.code + (cpu.empty() || ascend.empty() ? "" : "\n") + npu.code;
-  out.kernels.insert(out.kernels.end(), npu.kernels.begin(), npu.kernels.end());
-  std::vector<codegen::EmittedKernel> ordered;
+  out.code = kept;
+  std::vector<codegen::EmittedKernel> all;
+  bool first = true;
+  for (size_t b = chain.size(); b-- > 0;) {
+    if (parts[b].empty()) continue;
+    codegen::EmittedSource part = chain[b]->emit(parts[b], opts.target);
+    out.code += (first ? "" : "\n") + part.code;
+    first = false;
+    all.insert(all.end(), part.kernels.begin(), part.kernels.end());
+  }
   for (const codegen::KernelUnit& u : units) {
     bool plain = u.input_map.empty() && u.segments.size() == 1;
     std::string c_name = codegen::kernel_c_name(plain ? u.segments[0]->name : u.name);
-    for (const codegen::EmittedKernel& k : out.kernels)
-      if (k.name == c_name) ordered.push_back(k);
+    for (const codegen::EmittedKernel& k : all)
+      if (k.name == c_name) out.kernels.push_back(k);
   }
-  if (ordered.size() != units.size())
-    throw CompileError("codegen: " + name + ": emitted " + std::to_string(ordered.size()) +
+  if (out.kernels.size() != units.size())
+    throw CompileError("codegen: " + name + ": emitted " + std::to_string(out.kernels.size()) +
                        " kernels for " + std::to_string(units.size()));
-  out.kernels = std::move(ordered);
   return out;
 }
 

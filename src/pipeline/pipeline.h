@@ -13,9 +13,9 @@
 #include "graph/graph.h"
 #include "jit/sanitize.h"
 #include "jit/stats.h"  // CompileStats
-#include "schedule/target.h"
+#include "target/target.h"
 
-namespace af::runtime {
+namespace af::jit {
 class LoadedModule;
 }
 
@@ -30,7 +30,7 @@ struct CompileOptions {
   bool enable_fusion = true;  // false: every op its own kernel (forces fusion.enabled off)
   /// The fusion settings (AUTOFUSE_FLAGS, parsed by pipeline/flags.h); passed to lower and fuse.
   fusion::FusionOptions fusion;
-  schedule::Target target = schedule::Target::host_cpu();
+  target::Target target = target::Target::host_cpu();
   jit::Sanitizers sanitize;  // instrument the kernels (AUTOFUSE_SANITIZE)
   /// Receives log lines ("cache hit k0 ...", "compiled in 0.31 s"); may be empty.
   std::function<void(const std::string&)> log;
@@ -42,12 +42,13 @@ struct KernelHandle {
   std::vector<std::string> symbols;  // size symbols passed at launch, in this order
   int num_inputs = 0;
   int num_outputs = 0;
-  std::string key;            // hash of the program source and the kernel name (tuning key)
-  void* tiling_fn = nullptr;  // af_tiling_fn
-  void* kernel_fn = nullptr;  // af_kernel_fn
-  schedule::TargetKind target = schedule::TargetKind::Cpu;  // the code it was printed as
-  /// int64_t (*)(char*, int64_t): for an Ascend C kernel, its module's ascendc_emu violation
-  /// log since the last call (codegen/ascendc/emitter.h); nullptr for a CPU kernel.
+  std::string key;             // hash of the program source and the kernel name (tuning key)
+  void* tiling_fn = nullptr;   // af_tiling_fn
+  void* kernel_fn = nullptr;   // af_kernel_fn
+  std::string target = "cpu";  // the registered target whose backend printed it
+  /// int64_t (*)(char*, int64_t): the log of the device rules the kernel's module broke since
+  /// the last call (its backend's Toolchain::violations_symbol: ascendc_emu's); nullptr when
+  /// its backend has none.
   void* violations_fn = nullptr;
   /// int64_t (*)(void): the first out-of-range gather index of the kernel's module since the
   /// last call, INT64_MIN for none (codegen::kTakeIndexFault); nullptr when no kernel of its
@@ -61,9 +62,9 @@ struct KernelHandle {
 /// The result of compile(): the fused program, the generated source and the loaded kernels.
 struct CompiledProgram {
   fusion::FusedGraph fused;
-  std::string source;                             // the generated C++ of all kernels
-  std::vector<KernelHandle> kernels;              // one per Kernel node of `fused`, in order
-  std::shared_ptr<runtime::LoadedModule> module;  // keeps the shared object loaded
+  std::string source;                         // the generated C++ of all kernels
+  std::vector<KernelHandle> kernels;          // one per Kernel node of `fused`, in order
+  std::shared_ptr<jit::LoadedModule> module;  // keeps the shared object loaded
   CompileStats stats;
 };
 
@@ -83,16 +84,16 @@ CompiledProgram compile_ascir(const std::string& text, const CompileOptions& opt
 
 /// The Schedule stage: verifies and schedules every loop nest of `fused` (each segment of a
 /// concat kernel on its own) for target `t`.
-void schedule_kernels(fusion::FusedGraph& fused, const schedule::Target& t);
+void schedule_kernels(fusion::FusedGraph& fused, const target::Target& t);
 
 /// What the emitter prints per kernel step of `fused`: its loop nest, or a concat kernel's
 /// segments with the map from each segment's arguments to the kernel's.
 std::vector<codegen::KernelUnit> kernel_units(const fusion::FusedGraph& fused);
 
-/// The source of `units` for opts.target: the CPU emitter's; for the ascendc target the Ascend C
-/// emitter's for each plain kernel it can print after the CPU emitter's for the rest (each
-/// logged, naming graph `name`, with its reason). Its kernels are listed in the order of
-/// `units`.
+/// The source of `units` for opts.target: each kernel printed by the first backend of
+/// backends::backend_chain(opts.target) that can print it (a kernel passed on is logged, naming
+/// graph `name`, with the reason), the fallback's part first. Its kernels are listed in the order
+/// of `units`.
 codegen::EmittedSource program_source(const std::vector<codegen::KernelUnit>& units,
                                       const CompileOptions& opts, const std::string& name);
 

@@ -23,8 +23,7 @@ struct BlockJob {
 /// Runs the tiling function into `tiling_data` (AF_MAX_TILING_DATA_BYTES) and returns its
 /// header; throws CompileError when it reports a negative block_dim or leaves it unset.
 af_tiling_header run_tiling(af_tiling_fn tiling, const int64_t* symbols, int nthreads,
-                            const schedule::Target& t, int64_t ub_bytes,
-                            unsigned char* tiling_data) {
+                            const target::Target& t, int64_t ub_bytes, unsigned char* tiling_data) {
   af_target target{nthreads, ub_bytes > 0 ? ub_bytes : t.ub_bytes, t.align_bytes, t.vector_bytes};
   af_tiling_header header{-1, 0};  // block_dim -1: "the tiling function did not set it"
   std::memcpy(tiling_data, &header, sizeof header);
@@ -40,7 +39,7 @@ af_tiling_header run_tiling(af_tiling_fn tiling, const int64_t* symbols, int nth
 }  // namespace
 
 af_tiling_header plan_tiling(af_tiling_fn tiling, const int64_t* symbols, int nthreads,
-                             const schedule::Target& t) {
+                             const target::Target& t) {
   alignas(64) unsigned char tiling_data[AF_MAX_TILING_DATA_BYTES];
   return run_tiling(tiling, symbols, std::max(nthreads, 1), t, 0, tiling_data);
 }
@@ -48,7 +47,7 @@ af_tiling_header plan_tiling(af_tiling_fn tiling, const int64_t* symbols, int nt
 std::array<unsigned char, AF_MAX_TILING_DATA_BYTES> tiling_data(af_tiling_fn tiling,
                                                                 const int64_t* symbols,
                                                                 int nthreads,
-                                                                const schedule::Target& t,
+                                                                const target::Target& t,
                                                                 int64_t ub_bytes) {
   alignas(64) std::array<unsigned char, AF_MAX_TILING_DATA_BYTES> data{};
   run_tiling(tiling, symbols, std::max(nthreads, 1), t, ub_bytes, data.data());
@@ -56,7 +55,7 @@ std::array<unsigned char, AF_MAX_TILING_DATA_BYTES> tiling_data(af_tiling_fn til
 }
 
 void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const int64_t* symbols,
-            int nthreads, const schedule::Target& t, int64_t ub_bytes) {
+            int nthreads, const target::Target& t, int64_t ub_bytes) {
   if (nthreads < 1) nthreads = 1;
   alignas(64) unsigned char tiling_data[AF_MAX_TILING_DATA_BYTES];
   const af_tiling_header header = run_tiling(tiling, symbols, nthreads, t, ub_bytes, tiling_data);

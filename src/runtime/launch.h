@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "runtime/include/autofuse_abi.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace af::runtime {
 
@@ -18,7 +18,7 @@ namespace af::runtime {
 /// block_dim (or leaves it unset).
 /// `ub_bytes` > 0 replaces the target's tile buffer budget (a tuned choice).
 void launch(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args, const int64_t* symbols,
-            int nthreads, const schedule::Target& t, int64_t ub_bytes = 0);
+            int nthreads, const target::Target& t, int64_t ub_bytes = 0);
 
 /// Runs fn(i) for every i in [0, n) on up to `nthreads` threads: the process's OpenMP team
 /// (torch's), or ThreadPool::global() where none is loaded; inline for n or nthreads <= 1.
@@ -27,7 +27,7 @@ void parallel_for(int64_t n, int nthreads, const std::function<void(int64_t)>& f
 /// The header (block_dim, tiling_key) the tiling function picks for `symbols` with `nthreads`
 /// cores and t's buffer budget; runs no kernel. Throws as launch() does.
 af_tiling_header plan_tiling(af_tiling_fn tiling, const int64_t* symbols, int nthreads,
-                             const schedule::Target& t);
+                             const target::Target& t);
 
 /// The whole TilingData the tiling function writes for `symbols` with `nthreads` cores and a
 /// tile budget of `ub_bytes` (0: t's), zero beyond what it writes: launches with equal
@@ -35,7 +35,7 @@ af_tiling_header plan_tiling(af_tiling_fn tiling, const int64_t* symbols, int nt
 std::array<unsigned char, AF_MAX_TILING_DATA_BYTES> tiling_data(af_tiling_fn tiling,
                                                                 const int64_t* symbols,
                                                                 int nthreads,
-                                                                const schedule::Target& t,
+                                                                const target::Target& t,
                                                                 int64_t ub_bytes);
 
 }  // namespace af::runtime

@@ -51,9 +51,9 @@ void TuningTable::put(const std::string& key, const TuneChoice& c) {
   out << key << " " << c.cores << " " << c.ub_bytes << " " << c.ns << "\n";
 }
 
-std::string tuning_key(const std::string& kernel_key, const schedule::Target& t, int nthreads,
+std::string tuning_key(const std::string& kernel_key, const target::Target& t, int nthreads,
                        const int64_t* symbols, size_t num_symbols) {
-  std::string key = kernel_key + "|" + std::string(schedule::isa_name(t.isa)) + "|t" +
+  std::string key = kernel_key + "|" + std::string(target::isa_name(t.isa)) + "|t" +
                     std::to_string(nthreads) + "|";
   for (size_t i = 0; i < num_symbols; ++i)
     key += (i ? "." : "") + std::to_string(bucket_of(symbols[i]));
@@ -90,12 +90,12 @@ void KernelTuningCache::put(int nthreads, const int64_t* symbols, size_t n, cons
 }
 
 void launch_tuned(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args,
-                  const int64_t* symbols, const TuneChoice& c, const schedule::Target& t) {
+                  const int64_t* symbols, const TuneChoice& c, const target::Target& t) {
   launch(tiling, kernel, args, symbols, static_cast<int>(c.cores), t, c.ub_bytes);
 }
 
 TuneChoice measure_tilings(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args,
-                           const int64_t* symbols, int nthreads, const schedule::Target& t,
+                           const int64_t* symbols, int nthreads, const target::Target& t,
                            int reps) {
   using clock = std::chrono::steady_clock;
   // The candidates with distinct TilingData: equal TilingData run the same blocks, and timing

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "runtime/include/autofuse_abi.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace af::runtime {
 
@@ -86,7 +86,7 @@ class KernelTuningCache {
 
 /// The table key of one launch: the kernel's key (a hash of its source), the target's ISA, the
 /// thread count and the bucket_of each symbol value.
-std::string tuning_key(const std::string& kernel_key, const schedule::Target& t, int nthreads,
+std::string tuning_key(const std::string& kernel_key, const target::Target& t, int nthreads,
                        const int64_t* symbols, size_t num_symbols);
 
 /// Times the kernel under each candidate target (threads 1..nthreads x tile budgets of 1/8,
@@ -97,11 +97,11 @@ std::string tuning_key(const std::string& kernel_key, const schedule::Target& t,
 /// runs on `args` about (reps x batch + 1) x candidates times: it must not read its outputs
 /// (generated kernels do not).
 TuneChoice measure_tilings(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args,
-                           const int64_t* symbols, int nthreads, const schedule::Target& t,
+                           const int64_t* symbols, int nthreads, const target::Target& t,
                            int reps = 7);
 
 /// launch() with the tiling function seeing `c`'s cores and tile budget.
 void launch_tuned(af_tiling_fn tiling, af_kernel_fn kernel, void* const* args,
-                  const int64_t* symbols, const TuneChoice& c, const schedule::Target& t);
+                  const int64_t* symbols, const TuneChoice& c, const target::Target& t);
 
 }  // namespace af::runtime

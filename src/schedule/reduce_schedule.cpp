@@ -244,7 +244,7 @@ std::optional<std::string> reduce_unsupported_reason(const AscGraph& g) {
   return std::nullopt;
 }
 
-void schedule_reduce(AscGraph& g, const Target& t) {
+void schedule_reduce(AscGraph& g, const target::Target& t) {
   if (g.schedule) fail(g, "the graph is already scheduled");
   const std::vector<int> reduced = reduced_axes(g);
   if (reduced.empty()) fail(g, "the kernel has no reduction");

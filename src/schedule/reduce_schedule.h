@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ascir/asc_graph.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace af::schedule {
 
@@ -45,6 +45,6 @@ std::optional<std::string> reduce_unsupported_reason(const ascir::AscGraph& g);
 ///     vt vectorized), the other kept dims and vT merge into X = XB x Xb; each reduced dim is a
 ///     loop. Full nodes on [XB, Xb, r..., vt], row nodes on [XB, Xb, vt].
 /// Throws CompileError (with reduce_unsupported_reason's text) when the kernel has no layout.
-void schedule_reduce(ascir::AscGraph& g, const Target& t);
+void schedule_reduce(ascir::AscGraph& g, const target::Target& t);
 
 }  // namespace af::schedule

@@ -50,11 +50,11 @@ std::vector<bool> tile_variance(const AscGraph& g, const LoopLayout& l,
 
 }  // namespace
 
-int64_t vector_lanes(const Target& t) {
+int64_t vector_lanes(const target::Target& t) {
   return std::max<int64_t>(1, t.vector_bytes / 4);
 }
 
-void schedule_kernel(AscGraph& g, const Target& t) {
+void schedule_kernel(AscGraph& g, const target::Target& t) {
   if (g.schedule) fail(g, "the graph is already scheduled");
   std::set<std::string> symbols;
   for (const auto& s : g.size_symbols()) symbols.insert(s);

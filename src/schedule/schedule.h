@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "ascir/asc_graph.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace af::schedule {
 
@@ -27,9 +27,9 @@ namespace af::schedule {
 ///       strides [0] for a value that is the same across the tile (scalars stay rank 0).
 /// Throws CompileError when the graph is already scheduled, has no store, or a tensor does not
 /// fit the loop axes.
-void schedule_kernel(ascir::AscGraph& g, const Target& t);
+void schedule_kernel(ascir::AscGraph& g, const target::Target& t);
 
 /// f32 lanes of one vector register of `t` (vector_bytes / 4, at least 1).
-int64_t vector_lanes(const Target& t);
+int64_t vector_lanes(const target::Target& t);
 
 }  // namespace af::schedule

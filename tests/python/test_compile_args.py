@@ -135,11 +135,11 @@ def test_a_path_object_is_a_path(tmp_path):
 
 
 def test_the_value_tables_match_the_core():
-    """config.ISAS, TARGETS, CANN_VERSIONS and ASCEND_SOCS copy the core's names (src/schedule/target.cpp):
-    each is one the core accepts (an ISA this host lacks: the core says so), and the core
-    refuses other cases."""
+    """config.ISAS copies the core's ISA names (src/target/target.cpp): each is one the core accepts
+    (an ISA this host lacks: the core says so); the targets and their options' values come from the
+    core's registry (_C.targets(), src/backends/registry.cpp), and the core refuses other cases."""
     from autofuse import _C
-    from autofuse.config import ASCEND_SOCS, CANN_VERSIONS, ISAS, TARGETS
+    from autofuse.config import ISAS, SETTINGS
 
     assert set(autofuse.host_isas()) <= set(ISAS)
     for isa in ISAS:
@@ -148,12 +148,18 @@ def test_the_value_tables_match_the_core():
         else:
             with pytest.raises(_C.CompileError, match="does not run on this host"):
                 _C.ascir_source("", isa=isa)
-    for target in TARGETS:
+    targets = {name: options for name, _summary, options in _C.targets()}
+    assert list(targets)[0] == "cpu" and "ascendc" in targets
+    assert set(SETTINGS["target"].choices()) == {""} | set(targets)
+    for target in targets:
         _C.ascir_source("", target=target)
-    for cann in CANN_VERSIONS:
+    assert SETTINGS["cann_version"].choices()[1:] == tuple(targets["ascendc"]["cann"])
+    for cann in targets["ascendc"]["cann"]:
         _C.ascir_source("", target="ascendc", cann=cann)
-    for soc in ASCEND_SOCS:
+    assert SETTINGS["ascend_soc"].choices()[1:] == tuple(targets["ascendc"]["soc"])
+    for soc in targets["ascendc"]["soc"]:
         _C.ascir_source("", target="ascendc", soc=soc)
-    for bad in [{"isa": "AVX2"}, {"target": "AscendC"}, {"cann": "8.1"}, {"soc": "ascend910b1"}]:
+    for bad in [{"isa": "AVX2"}, {"target": "AscendC"}, {"target": "ascendc", "cann": "8.1"},
+                {"target": "ascendc", "soc": "ascend910b1"}]:
         with pytest.raises(_C.CompileError, match="unknown"):
             _C.ascir_source("", **bad)

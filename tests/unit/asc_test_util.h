@@ -19,8 +19,8 @@
 #include "codegen/cpu/emitter.h"
 #include "runtime/include/autofuse_abi.h"
 #include "schedule/schedule.h"
-#include "schedule/target.h"
 #include "support/error.h"
+#include "target/target.h"
 
 namespace af::asc_test {
 
@@ -139,7 +139,7 @@ class AscBuilder {
 /// `flags` and `libs` (for another emitter; -I runtime/include is always given).
 class KernelLib {
  public:
-  KernelLib(const codegen::EmittedSource& src, const schedule::Target& t)
+  KernelLib(const codegen::EmittedSource& src, const target::Target& t)
       : KernelLib(src, codegen::cpu_compile_flags(t), codegen::cpu_link_libs(t)) {}
   KernelLib(const codegen::EmittedSource& src, const std::vector<std::string>& flags,
             const std::vector<std::string>& libs)
@@ -202,7 +202,7 @@ class KernelLib {
 
 /// Schedules every graph for `t`, emits one source and compiles it.
 inline codegen::EmittedSource schedule_and_emit(std::vector<ascir::AscGraph*> graphs,
-                                                const schedule::Target& t) {
+                                                const target::Target& t) {
   std::vector<const ascir::AscGraph*> cg;
   for (auto* g : graphs) {
     schedule::schedule_kernel(*g, t);
@@ -212,10 +212,10 @@ inline codegen::EmittedSource schedule_and_emit(std::vector<ascir::AscGraph*> gr
 }
 
 /// The host target with a fixed ISA (avx2 when the host has it, else scalar).
-inline schedule::Target test_target() {
-  schedule::Target t = schedule::Target::host_cpu();
+inline target::Target test_target() {
+  target::Target t = target::Target::host_cpu();
   // The avx2 path is the one the tests pin; avx512 has its own test.
-  return t.isa == schedule::Isa::Avx512 ? t.with_isa(schedule::Isa::Avx2) : t;
+  return t.isa == target::Isa::Avx512 ? t.with_isa(target::Isa::Avx2) : t;
 }
 
 /// |got - want| <= atol + rtol * |want|, with NaN == NaN and equal infinities.

@@ -318,7 +318,9 @@ TEST(CpuEmitter, KernelsWithTheSameCodeCompileOnce) {
   KernelLib lib(schedule_and_emit({&a.g, &c.g, &d.g}, t), t);
   const std::string& code = lib.source().code;
   const std::string second = lib.source().kernels[1].name, first = lib.source().kernels[0].name;
-  EXPECT_NE(code.find("---- kernel " + second + ": the code of " + first + " ----"), std::string::npos) << code;
+  EXPECT_NE(code.find("---- kernel " + second + ": the code of " + first + " ----"),
+            std::string::npos)
+      << code;
   EXPECT_EQ(code.find(": the code of", code.find("---- kernel " + lib.source().kernels[2].name)),
             std::string::npos);
   auto in = inputs(400, -5, 5, 3);
@@ -349,20 +351,20 @@ TEST(CpuEmitter, ErrorsNameTheProblem) {
 }
 
 TEST(CpuEmitter, CompileFlags) {
-  schedule::Target t = schedule::Target().with_isa(schedule::Isa::Avx2);
+  target::Target t = target::Target().with_isa(target::Isa::Avx2);
   auto f = codegen::cpu_compile_flags(t);
   auto has = [&](const std::string& s) { return std::find(f.begin(), f.end(), s) != f.end(); };
   EXPECT_TRUE(has("-O3") && has("-ffp-contract=off") && has("-fno-fast-math") && has("-mavx2") &&
               has("-mfma") && has("-mf16c") && has("-shared") && has("-fPIC"));
   EXPECT_FALSE(has("-ffast-math"));
-  t = t.with_isa(schedule::Isa::Avx512);
+  t = t.with_isa(target::Isa::Avx512);
   f = codegen::cpu_compile_flags(t);
   EXPECT_TRUE(has("-mavx512f") && has("-mavx512bw") && has("-mavx512vl") && has("-mavx512dq"));
   EXPECT_FALSE(has("-mavx512bf16"));
   t.avx512_bf16 = true;
   f = codegen::cpu_compile_flags(t);
   EXPECT_TRUE(has("-mavx512bf16"));
-  t = t.with_isa(schedule::Isa::Scalar);
+  t = t.with_isa(target::Isa::Scalar);
   f = codegen::cpu_compile_flags(t);
   EXPECT_FALSE(has("-mavx2"));
   EXPECT_EQ(codegen::cpu_link_libs(t), std::vector<std::string>{"sleef"});

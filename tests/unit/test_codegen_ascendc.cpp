@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "asc_test_util.h"
+#include "backends/registry.h"
 #include "codegen/ascendc/emitter.h"
 #include "runtime/include/autofuse_ascendc_tiling.h"
 
@@ -20,10 +21,8 @@ using asc_test::AscBuilder;
 using asc_test::KernelLib;
 
 /// Atlas A2 as the tests use it: 184 KB of usable UB, 48 vector cores.
-schedule::Target a2() {
-  schedule::Target t = schedule::Target::host_cpu();
-  t.kind = schedule::TargetKind::AscendC;
-  return t;
+target::Target a2() {
+  return backends::configure_target(target::Target::host_cpu(), "ascendc");
 }
 
 /// The emitted source of `g`, scheduled, built against ascendc_emu.

@@ -431,12 +431,12 @@ TEST(CpuOps, TanhAndErfWithinTwoUlpOnEveryIsa) {
   }
   const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-40f, 0.5625f, 1.0f, 4.0f};
   for (size_t i = 0; i < sizeof sp / sizeof sp[0]; ++i) x[i] = sp[i];
-  schedule::Target host = schedule::Target::host_cpu();
-  std::vector<schedule::Target> targets = {host};
-  for (schedule::Isa isa : {schedule::Isa::Avx2, schedule::Isa::Scalar})
+  target::Target host = target::Target::host_cpu();
+  std::vector<target::Target> targets = {host};
+  for (target::Isa isa : {target::Isa::Avx2, target::Isa::Scalar})
     if (isa < host.isa) targets.push_back(host.with_isa(isa));
-  for (const schedule::Target& t : targets) {
-    const std::string isa(schedule::isa_name(t.isa));
+  for (const target::Target& t : targets) {
+    const std::string isa(target::isa_name(t.isa));
     AscBuilder b("tanh_erf_" + isa, {2 * n});
     int in = b.contiguous_input();
     b.output(b.op("tanh", {in}));
@@ -496,7 +496,7 @@ float bf16_value(uint16_t u) {
 }
 
 /// f32 <-> f16/bf16 conversions of target `t` against first principles, bit for bit.
-void check_low_precision_conversions(const schedule::Target& t) {
+void check_low_precision_conversions(const target::Target& t) {
   const int64_t n = 1000 + 3;
   // k0: f32 -> f16 and bf16 stores; and the round trip kept in registers (cast, then compute).
   AscBuilder a("lp_out", {n});
@@ -563,8 +563,8 @@ TEST(CpuOps, LowPrecisionConversionsBitExact) {
 }
 
 TEST(CpuOps, Avx512Bf16ConversionsWhereSupported) {
-  schedule::Target t = schedule::Target::host_cpu();
-  if (t.isa != schedule::Isa::Avx512) GTEST_SKIP() << "host has no AVX-512";
+  target::Target t = target::Target::host_cpu();
+  if (t.isa != target::Isa::Avx512) GTEST_SKIP() << "host has no AVX-512";
   check_low_precision_conversions(t);  // with AVX512_BF16 where the host has it
   t.avx512_bf16 = false;
   check_low_precision_conversions(t);
@@ -573,9 +573,9 @@ TEST(CpuOps, Avx512Bf16ConversionsWhereSupported) {
 // ---- other ISAs ----
 
 /// A small chain over several dtypes and ops, run on `t` and checked against the reference.
-void run_isa_check(const schedule::Target& t, bool execute) {
+void run_isa_check(const target::Target& t, bool execute) {
   const int64_t n = 77;
-  AscBuilder b("isa_" + std::string(schedule::isa_name(t.isa)), {n});
+  AscBuilder b("isa_" + std::string(target::isa_name(t.isa)), {n});
   int x = b.contiguous_input(), h = b.contiguous_input(DType::F16);
   int s = b.op("sigmoid", {b.op("add", {x, b.cast(h, DType::F32)})});
   b.output(b.op("round", {b.op("mul", {s, b.scalar(10.0)})}));
@@ -614,18 +614,18 @@ void run_isa_check(const schedule::Target& t, bool execute) {
 }
 
 TEST(CpuOps, ScalarIsaRuns) {
-  run_isa_check(schedule::Target::host_cpu().with_isa(schedule::Isa::Scalar), true);
+  run_isa_check(target::Target::host_cpu().with_isa(target::Isa::Scalar), true);
 }
 
 TEST(CpuOps, Avx2IsaRuns) {
-  schedule::Target host = schedule::Target::host_cpu();
-  if (!host.supports_isa(schedule::Isa::Avx2)) GTEST_SKIP() << "host has no AVX2";
-  run_isa_check(host.with_isa(schedule::Isa::Avx2), true);
+  target::Target host = target::Target::host_cpu();
+  if (!host.supports_isa(target::Isa::Avx2)) GTEST_SKIP() << "host has no AVX2";
+  run_isa_check(host.with_isa(target::Isa::Avx2), true);
 }
 
 TEST(CpuOps, Avx512IsaCompilesAndRunsWhereSupported) {
-  schedule::Target host = schedule::Target::host_cpu();
-  run_isa_check(host.with_isa(schedule::Isa::Avx512), host.supports_isa(schedule::Isa::Avx512));
+  target::Target host = target::Target::host_cpu();
+  run_isa_check(host.with_isa(target::Isa::Avx512), host.supports_isa(target::Isa::Avx512));
 }
 
 }  // namespace

@@ -241,7 +241,7 @@ TEST(Dot, TilingCasesOfScheduledKernels) {
   return %0
 })")));
   EXPECT_TRUE(tiling_cases(fg.nodes[0].kernel).empty());  // not scheduled yet
-  schedule::schedule_kernel(fg.nodes[0].kernel, schedule::Target::host_cpu());
+  schedule::schedule_kernel(fg.nodes[0].kernel, target::Target::host_cpu());
   ascir::ScheduleInfo& s = *fg.nodes[0].kernel.schedule;
   s.tiling_cases.clear();
   const std::string family(ascir::name(s.family));

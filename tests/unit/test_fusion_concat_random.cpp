@@ -247,7 +247,7 @@ TEST(ConcatFuse, RandomProgramsMatchEager) {
 void check_compiled(std::vector<FusedGraph> programs, int64_t cores) {
   constexpr float kCanary = -12345.0f;  // fills each output and kPad elements after it
   constexpr size_t kPad = 64;
-  const schedule::Target t = asc_test::test_target();
+  const target::Target t = asc_test::test_target();
   std::vector<codegen::KernelUnit> units;
   std::vector<std::pair<size_t, const FusedNode*>> steps;  // (program, kernel step) per unit
   for (size_t p = 0; p < programs.size(); ++p) {

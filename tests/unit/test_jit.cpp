@@ -21,8 +21,8 @@
 #include "jit/cache.h"
 #include "jit/compile.h"
 #include "jit/hash.h"
+#include "jit/module.h"
 #include "runtime/launch.h"
-#include "runtime/module.h"
 #include "support/error.h"
 
 namespace af::jit {
@@ -109,7 +109,7 @@ class JitTest : public ::testing::Test {
 
   /// Runs addone on n floats with `threads` threads; expects every element +1 and every block
   /// run exactly once.
-  void expect_adds_one(const runtime::LoadedModule& mod, int64_t n, int threads) {
+  void expect_adds_one(const jit::LoadedModule& mod, int64_t n, int threads) {
     auto tiling = reinterpret_cast<af_tiling_fn>(mod.symbol("addone_tiling"));
     auto kernel = reinterpret_cast<af_kernel_fn>(mod.symbol("addone_kernel"));
     std::vector<float> x(n);
@@ -117,7 +117,7 @@ class JitTest : public ::testing::Test {
     std::vector<int64_t> runs(n, 0);
     void* args[] = {x.data(), runs.data()};
     int64_t symbols[] = {n};
-    runtime::launch(tiling, kernel, args, symbols, threads, schedule::Target{});
+    runtime::launch(tiling, kernel, args, symbols, threads, target::Target{});
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(x[i], static_cast<float>(i) + 1.0f) << "i=" << i;
     int64_t per_block =
         (n + std::min<int64_t>(n, threads * 3) - 1) / std::min<int64_t>(n, threads * 3);
@@ -346,7 +346,7 @@ TEST_F(JitTest, NewCacheDirsArePrivate) {
 TEST_F(JitTest, ConcurrentRequestsCompileOnce) {
   CompileRequest req = request();
   CompileStats stats[2];
-  std::shared_ptr<runtime::LoadedModule> mods[2];
+  std::shared_ptr<jit::LoadedModule> mods[2];
   std::thread t([&] { mods[1] = compile_and_load(req, &stats[1]); });
   mods[0] = compile_and_load(req, &stats[0]);
   t.join();

@@ -16,9 +16,9 @@
 
 #include "jit/cache.h"
 #include "jit/compile.h"
+#include "jit/module.h"
 #include "jit/pch.h"
 #include "jit/toolchain.h"
-#include "runtime/module.h"
 #include "support/error.h"
 
 namespace af::jit {
@@ -58,6 +58,7 @@ class JitPchTest : public ::testing::Test {
     req.libs = {"sleef"};
     req.cache_dir = cache_;
     req.tag = "pchtest";
+    req.pch_header = "autofuse_cpu.h";
     req.log = [this](const std::string& line) {
       std::lock_guard<std::mutex> lock(log_mu_);
       logs_.push_back(line);
@@ -119,7 +120,7 @@ TEST_F(JitPchTest, OnlySourcesStartingWithTheHeaderWantOne) {
   req.source = "int x;\n#include \"autofuse_cpu.h\"\n";
   EXPECT_FALSE(wants_pch(req));
   req = request();
-  req.pch = false;
+  req.pch_header = "";
   EXPECT_FALSE(wants_pch(req));
   req = request();
   req.include_dirs = {root_};  // no autofuse_cpu.h there
@@ -170,7 +171,7 @@ TEST_F(JitPchTest, BuiltOnceAndUsedByTheKernelCompile) {
   EXPECT_EQ(count_logged("built precompiled header"), 1) << all_logs();
   EXPECT_NE(recorded_command(other).find("-I" + dir + " "), std::string::npos);
   CompileRequest off = req;
-  off.pch = false;
+  off.pch_header = "";
   EXPECT_EQ(cache_key(off), cache_key(req));
 
   // Other flags get another PCH; an edited runtime header too.

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "jit/module.h"
 #include "runtime/launch.h"
-#include "runtime/module.h"
 #include "runtime/openmp_team.h"
 #include "runtime/thread_pool.h"
 #include "runtime/tuning.h"
@@ -177,7 +177,7 @@ extern "C" void test_kernel(void* const* args, const void* data, int64_t block) 
 extern "C" void unset_tiling(const int64_t*, const af_target*, void*) {}
 
 TEST(Launch, RunsEveryBlockOnceWithTheTargetItWasGiven) {
-  schedule::Target t;
+  target::Target t;
   t.ub_bytes = 12345;
   t.align_bytes = 64;
   t.vector_bytes = 64;
@@ -207,10 +207,9 @@ TEST(Launch, RejectsAMissingOrNegativeBlockDim) {
   TestTiling out{};
   void* args[] = {&out};
   int64_t symbols[] = {1, -2};
-  EXPECT_THROW(launch(test_tiling, test_kernel, args, symbols, 2, schedule::Target{}),
-               CompileError);
+  EXPECT_THROW(launch(test_tiling, test_kernel, args, symbols, 2, target::Target{}), CompileError);
   try {
-    launch(unset_tiling, test_kernel, args, symbols, 2, schedule::Target{});
+    launch(unset_tiling, test_kernel, args, symbols, 2, target::Target{});
     ADD_FAILURE() << "no throw";
   } catch (const CompileError& e) {
     EXPECT_NE(std::string(e.what()).find("block_dim -1"), std::string::npos) << e.what();
@@ -218,7 +217,7 @@ TEST(Launch, RejectsAMissingOrNegativeBlockDim) {
 }
 
 TEST(Launch, ATunedBudgetReplacesTheTargetsAndPlanTilingRunsNoKernel) {
-  schedule::Target t;
+  target::Target t;
   t.ub_bytes = 12345;
   TestTiling out{};
   void* args[] = {&out};
@@ -246,7 +245,7 @@ TEST(Tuning, BucketsAreBitLengths) {
   EXPECT_EQ(bucket_of(8), 4);
   EXPECT_EQ(bucket_of(int64_t{1} << 40), 41);
   int64_t a[] = {7, 300}, b[] = {5, 300};
-  schedule::Target t;
+  target::Target t;
   EXPECT_EQ(tuning_key("k", t, 2, a, 2), tuning_key("k", t, 2, b, 2));
   EXPECT_NE(tuning_key("k", t, 2, a, 2), tuning_key("k", t, 1, a, 2));
 }
@@ -280,7 +279,7 @@ extern "C" void target_blind_tiling(const int64_t* symbols, const af_target*, vo
 }
 
 TEST(Tuning, OnlyDistinctTilingsAreTimed) {
-  schedule::Target t;
+  target::Target t;
   t.ub_bytes = 65536;
   TestTiling out{};
   void* args[] = {&out};
@@ -301,7 +300,7 @@ TEST(Tuning, OnlyDistinctTilingsAreTimed) {
 // ---- LoadedModule on a system library ----
 
 TEST(LoadedModule, FindsSymbolsAndNamesMissingOnes) {
-  auto m = LoadedModule::open("libm.so.6");
+  auto m = jit::LoadedModule::open("libm.so.6");
   auto cos_fn = reinterpret_cast<double (*)(double)>(m->symbol("cos"));
   EXPECT_DOUBLE_EQ(cos_fn(0.0), 1.0);
   EXPECT_EQ(m->path(), "libm.so.6");
@@ -314,7 +313,7 @@ TEST(LoadedModule, FindsSymbolsAndNamesMissingOnes) {
         std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(LoadedModule::open("/nonexistent/autofuse.so"), ToolchainError);
+  EXPECT_THROW(jit::LoadedModule::open("/nonexistent/autofuse.so"), ToolchainError);
 }
 
 // ---- the host's OpenMP team ----

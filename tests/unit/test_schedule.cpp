@@ -14,12 +14,12 @@ using asc_test::AscBuilder;
 using ascir::AscGraph;
 using ascir::AxisKind;
 
-schedule::Target avx2() {
-  return schedule::Target().with_isa(schedule::Isa::Avx2);
+target::Target avx2() {
+  return target::Target().with_isa(target::Isa::Avx2);
 }
 
 /// Schedules, verifies, and checks print -> parse -> print is the identity.
-void schedule_checked(AscGraph& g, const schedule::Target& t = avx2()) {
+void schedule_checked(AscGraph& g, const target::Target& t = avx2()) {
   ascir::verify(g);
   schedule::schedule_kernel(g, t);
   ascir::verify(g);
@@ -178,27 +178,27 @@ TEST(Schedule, RankZeroKernelGetsAnAxis) {
 }
 
 TEST(Schedule, VectorLanesFollowTheIsa) {
-  schedule::Target t;
+  target::Target t;
   t.vector_bytes = 64;
   EXPECT_EQ(schedule::vector_lanes(t), 16);
   t.vector_bytes = 4;
   EXPECT_EQ(schedule::vector_lanes(t), 1);
   AscBuilder b("k", {100});
   b.output(b.op("exp", {b.contiguous_input()}));
-  t = t.with_isa(schedule::Isa::Avx512);
+  t = t.with_isa(target::Isa::Avx512);
   schedule_checked(b.g, t);
   EXPECT_EQ(b.g.schedule->params[0].align, 16);
 }
 
 TEST(Schedule, HostTargetIsConsistent) {
-  schedule::Target t = schedule::Target::host_cpu();
+  target::Target t = target::Target::host_cpu();
   EXPECT_GE(t.cores, 1);
   EXPECT_EQ(t.ub_bytes, 256 * 1024);
-  int64_t want = t.isa == schedule::Isa::Avx512 ? 64 : t.isa == schedule::Isa::Avx2 ? 32 : 4;
-  EXPECT_EQ(t.vector_bytes, want) << schedule::isa_name(t.isa);
-  for (schedule::Isa isa : schedule::all_isas())
-    EXPECT_EQ(schedule::parse_isa(schedule::isa_name(isa)), isa);
-  EXPECT_THROW(schedule::parse_isa("sse2"), CompileError);
+  int64_t want = t.isa == target::Isa::Avx512 ? 64 : t.isa == target::Isa::Avx2 ? 32 : 4;
+  EXPECT_EQ(t.vector_bytes, want) << target::isa_name(t.isa);
+  for (target::Isa isa : target::all_isas())
+    EXPECT_EQ(target::parse_isa(target::isa_name(isa)), isa);
+  EXPECT_THROW(target::parse_isa("sse2"), CompileError);
 }
 
 TEST(Schedule, Errors) {

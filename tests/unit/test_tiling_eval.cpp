@@ -34,7 +34,7 @@ graph @outer(s0 = 8, s1 = 64) {
 )";
 
 TEST(TilingEval, MatchesTheCompiledTilingFunctions) {
-  schedule::Target t = asc_test::test_target();
+  target::Target t = asc_test::test_target();
   for (const graph::Graph& g : graph::parse_graphs(kGraphs)) {
     fusion::FusedGraph fg = fusion::fuse(fusion::lower(g));
     schedule_kernels(fg, t);

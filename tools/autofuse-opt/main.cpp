@@ -3,7 +3,7 @@
 //
 //   autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]
 //                [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar]
-//                [--target=cpu|ascendc [--cann=8|9] [--soc=Ascend910B1]]
+//                [--target=cpu|ascendc [--<target option>=V ...]]
 //                [--emit=text|dot] [--tiling=SYM=V,... [--cores=N]] [FILE|-]
 //
 // With no passes it parses, verifies and prints (the round trip). A requested stage runs with
@@ -13,9 +13,10 @@
 // makes fuse keep one op per kernel (AUTOFUSE_FUSION=0). `--isa` defaults to the host's widest,
 // as the runtime does (golden tests name theirs). `--target=ascendc` prints codegen as
 // AUTOFUSE_TARGET=ascendc builds it: Ascend C (TilingData, tiling function, kernel) for every
-// kernel the Ascend C emitter prints, C++ for the rest; `--cann` picks the CANN release whose API
-// spelling it uses where they differ (default: what 8.x and 9.x both accept), `--soc` the Atlas
-// A2 chip whose vector cores the tiling uses (default Ascend910B1). `--emit=dot` prints
+// kernel the Ascend C emitter prints, C++ for the rest. A target's options (backends/registry.h)
+// are flags of their own name: ascendc's `--cann` picks the CANN release whose API spelling it
+// uses where they differ (default: what 8.x and 9.x both accept), `--soc` the Atlas A2 chip
+// whose vector cores the tiling uses (default Ascend910B1). `--emit=dot` prints
 // the FusedGraph after the passes as Graphviz DOT (fusion/dot.h). `--flags` takes AUTOFUSE_FLAGS
 // text
 // (--max_fusion_size=2, ...). For AscIR input the passes are `schedule` and `codegen`; it also
@@ -27,6 +28,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -35,8 +37,7 @@
 #include "ascir/parser.h"
 #include "ascir/printer.h"
 #include "ascir/verifier.h"
-#include "codegen/cpu/emitter.h"
-#include "codegen/cpu/tiling.h"
+#include "backends/registry.h"
 #include "fusion/dot.h"
 #include "fusion/printer.h"
 #include "graph/parser.h"
@@ -60,11 +61,11 @@ struct Args {
   Stage last = Stage::None;  // the latest stage in `passes`
   bool fusion = true;
   std::string isa;
-  std::string target = "cpu";  // --target: cpu or ascendc
-  std::string cann;            // --cann: 8, 9 or "" (both)
-  std::string soc;             // --soc: the Ascend SoC ("" = Ascend910B1)
-  std::string emit = "text";   // or "dot"
-  std::string flags;           // AUTOFUSE_FLAGS text for lower / fuse
+  std::string target = "cpu";  // --target: a registered target (backends/registry.h)
+  /// --<option>=value for an option a registered target declares (ascendc: --cann, --soc).
+  std::map<std::string, std::string> target_options;
+  std::string emit = "text";  // or "dot"
+  std::string flags;          // AUTOFUSE_FLAGS text for lower / fuse
   std::string file = "-";
   bool tiling = false;       // print the tiling choices instead of IR
   af::sym::Bindings values;  // --tiling symbol values
@@ -79,14 +80,37 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+/// "[--target=cpu|ascendc] [--soc=...] ...": the registered targets and their options.
+std::string target_usage() {
+  std::string names, options;
+  for (const af::codegen::Backend* b : af::backends::all_backends()) {
+    names += (names.empty() ? "" : "|") + std::string(b->name());
+    for (const af::codegen::TargetOption& o : b->options()) {
+      std::string values;
+      for (const auto& c : o.choices) values += (values.empty() ? "" : "|") + c;
+      options += " [--" + o.name + "=" + (o.choices.size() > 3 ? "..." : values) + "]";
+    }
+  }
+  return "[--target=" + names + "]" + options;
+}
+
 int usage(const std::string& why) {
-  std::cerr
-      << "autofuse-opt: " << why << "\n"
-      << "usage: autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]"
-         " [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar] [--target=cpu|ascendc]"
-         " [--cann=8|9] [--soc=SOC] [--emit=text|dot] "
-         "[--tiling=SYM=V,... [--cores=N]] [FILE|-]\n";
+  std::cerr << "autofuse-opt: " << why << "\n"
+            << "usage: autofuse-opt [--input=graph|ascir] "
+               "[--passes=simplify|lower|fuse|schedule|codegen] [--no-fusion] "
+               "[--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar] "
+            << target_usage() << " [--emit=text|dot] [--tiling=SYM=V,... [--cores=N]] [FILE|-]\n";
   return 2;
+}
+
+/// Is `arg` `--<name>=value` for an option some registered target declares?
+bool is_target_option(const std::string& arg) {
+  size_t eq = arg.find('=');
+  if (arg.rfind("--", 0) != 0 || eq == std::string::npos) return false;
+  for (const af::codegen::Backend* b : af::backends::all_backends())
+    for (const af::codegen::TargetOption& o : b->options())
+      if (o.name == arg.substr(2, eq - 2)) return true;
+  return false;
 }
 
 std::string read_input(const std::string& file) {
@@ -139,19 +163,19 @@ std::string bindings_str(const af::ascir::AscGraph& g, const af::sym::Bindings& 
 
 /// One line per scheduled loop nest: the TilingData its tiling function picks (--tiling).
 void print_tilings(const Args& a, const std::vector<const af::ascir::AscGraph*>& nests,
-                   const af::schedule::Target& target) {
+                   const af::target::Target& target) {
   check_tiling_symbols(nests, a.values);
   for (const af::ascir::AscGraph* g : nests) {
     std::string values = bindings_str(*g, a.values);
-    af::codegen::TilingChoice c =
-        af::codegen::evaluate_tiling(*g, a.values, a.cores, af::schedule::vector_lanes(target));
     std::cout << "tiling @" << g->name << " " << values << ": "
-              << af::codegen::tiling_choice_str(*g, c) << "\n";
+              << af::backends::backend_chain(target).front()->tiling_choice(*g, a.values, a.cores,
+                                                                            target)
+              << "\n";
   }
 }
 
 /// Graph IR in: parse, verify, then lower / fuse / schedule / codegen as asked.
-void run_graph(const Args& a, const std::string& text, const af::schedule::Target& target) {
+void run_graph(const Args& a, const std::string& text, const af::target::Target& target) {
   for (const af::graph::Graph& g : af::graph::parse_graphs(text)) {
     af::graph::verify(g);
     if (a.passes.empty() && a.emit != "dot" && !a.tiling) {
@@ -226,7 +250,7 @@ std::string kernel_graphs_of(const std::string& text) {
 
 /// AscIR in (or the kernels of a FusedGraph dump): parse, verify, optionally schedule, print
 /// (or, with codegen, the C++ source of each as its own kernel).
-void run_ascir(const Args& a, const std::string& text, const af::schedule::Target& target) {
+void run_ascir(const Args& a, const std::string& text, const af::target::Target& target) {
   std::vector<af::ascir::AscGraph> graphs = af::ascir::parse_asc_graphs(kernel_graphs_of(text));
   std::vector<const af::ascir::AscGraph*> kernels;
   for (af::ascir::AscGraph& g : graphs) {
@@ -292,10 +316,9 @@ int main(int argc, char** argv) {
       a.isa = s.substr(6);
     } else if (s.rfind("--target=", 0) == 0) {
       a.target = s.substr(9);
-    } else if (s.rfind("--cann=", 0) == 0) {
-      a.cann = s.substr(7);
-    } else if (s.rfind("--soc=", 0) == 0) {
-      a.soc = s.substr(6);
+    } else if (is_target_option(s)) {
+      size_t eq = s.find('=');
+      a.target_options[s.substr(2, eq - 2)] = s.substr(eq + 1);
     } else if (s == "-h" || s == "--help") {
       return usage("help");
     } else if (s.rfind("--", 0) == 0) {
@@ -324,12 +347,9 @@ int main(int argc, char** argv) {
 
   try {
     // The host's widest ISA unless told, as the runtime picks (golden tests name theirs).
-    const af::schedule::Target host = af::schedule::Target::host_cpu();
-    af::schedule::Target target =
-        a.isa.empty() ? host : host.with_isa(af::schedule::parse_isa(a.isa));
-    target.kind = af::schedule::parse_target_kind(a.target);
-    target.ascend.cann = af::schedule::parse_cann_version(a.cann);
-    target.ascend = af::schedule::ascend_soc(a.soc, target.ascend);
+    const af::target::Target host = af::target::Target::host_cpu();
+    af::target::Target target = a.isa.empty() ? host : host.with_isa(af::target::parse_isa(a.isa));
+    target = af::backends::configure_target(target, a.target, a.target_options);
     std::string text = read_input(a.file);
     if (a.input == "ascir")
       run_ascir(a, text, target);

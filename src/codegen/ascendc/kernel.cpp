@@ -27,7 +27,7 @@ using ascir::AscNode;
 /// Prints the kernel, its TilingData and tiling function, and the ABI adaptor of one kernel.
 class KernelPrinter {
  public:
-  KernelPrinter(const KernelContext& k, const schedule::Target& t) : k_(k), g_(*k.g), t_(t) {}
+  KernelPrinter(const KernelContext& k, const target::Target& t) : k_(k), g_(*k.g), t_(t) {}
 
   KernelParts print() {
     plan();
@@ -153,7 +153,9 @@ class KernelPrinter {
   }
 
   /// The UB bytes left for tiles: the target's, less the row values' fixed repeats.
-  int64_t ub_for_tiles() const { return t_.ascend.ub_bytes - int64_t{row_values_} * kRepeat * 4; }
+  int64_t ub_for_tiles() const {
+    return t_.device.onchip_bytes - int64_t{row_values_} * kRepeat * 4;
+  }
 
   /// Whether broadcast node i spreads a row value (one per row) over the row (reduce_outer's
   /// row values are already tiles of columns: their broadcast over the rows is the same tile).
@@ -711,8 +713,8 @@ class KernelPrinter {
     }
     if (to_bool(i)) {
       const std::string& in = var_[n.inputs[0]];
-      line(depth, "AscendC::" + std::string(compare_scalar_name(t_.ascend.cann)) + "(mask, " + in +
-                      ", 0.0f, AscendC::CMPMODE::NE, " + count + ");  // " + c);
+      line(depth, "AscendC::" + std::string(compare_scalar_name(cann_version(t_))) + "(mask, " +
+                      in + ", 0.0f, AscendC::CMPMODE::NE, " + count + ");  // " + c);
       line(depth, "AscendC::Duplicate(" + d + ", 1.0f, " + count + ");");
       line(depth, "AscendC::Select(" + d + ", mask, " + d +
                       ", 0.0f, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, " + count + ");");
@@ -732,7 +734,7 @@ class KernelPrinter {
     const OpRule* rule = find_rule(n);
     if (!rule) codegen_fail(g_, "%" + n.name + ": no Ascend C mapping for op '" + n.op + "'");
     RuleOperands ops;
-    ops.dst = d, ops.count = count, ops.cann = t_.ascend.cann;
+    ops.dst = d, ops.count = count, ops.cann = cann_version(t_);
     for (int in : n.inputs) ops.inputs.push_back(var_[in]);
     if (auto temps = temps_.find(i); temps != temps_.end())
       for (int t : temps->second) ops.temps.push_back("v" + num(static_cast<size_t>(t)));
@@ -748,7 +750,7 @@ class KernelPrinter {
 
   const KernelContext& k_;
   const AscGraph& g_;
-  const schedule::Target& t_;
+  const target::Target& t_;
   std::vector<std::string> lines_;
   std::vector<std::vector<int>> users_;
   std::vector<std::string> var_;
@@ -788,11 +790,11 @@ class KernelPrinter {
 
 }  // namespace
 
-KernelParts print_kernel(const KernelContext& k, const schedule::Target& t) {
+KernelParts print_kernel(const KernelContext& k, const target::Target& t) {
   return KernelPrinter(k, t).print();
 }
 
-KernelPlan plan_kernel(const KernelContext& k, const schedule::Target& t) {
+KernelPlan plan_kernel(const KernelContext& k, const target::Target& t) {
   KernelPrinter printer(k, t);
   return {printer.reason(), printer.bytes_per_element()};
 }

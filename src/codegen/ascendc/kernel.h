@@ -5,7 +5,7 @@
 
 #include "ascir/asc_graph.h"
 #include "codegen/loop_nest.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace af::codegen {
 
@@ -27,16 +27,16 @@ struct KernelPlan {
 };
 
 /// Plans analyzed kernel `k` (kernel.cpp).
-KernelPlan plan_kernel(const KernelContext& k, const schedule::Target& t);
+KernelPlan plan_kernel(const KernelContext& k, const target::Target& t);
 
 /// Prints analyzed kernel `k` (its kernel_reason must be empty).
-KernelParts print_kernel(const KernelContext& k, const schedule::Target& t);
+KernelParts print_kernel(const KernelContext& k, const target::Target& t);
 
 /// K_kernel, the runtime ABI's entry under AF_ASCENDC_EMU: block block_idx of Ascend C kernel
 /// `name`, whose `num_args` GM arguments (inputs, then outputs) are args[0 .. num_args).
 std::string emu_adaptor(const std::string& name, int num_args);
 
 /// Why scheduled kernel `g` cannot be printed as Ascend C ("" when it can): see ascendc_reason.
-std::string kernel_reason(const ascir::AscGraph& g, const schedule::Target& t);
+std::string kernel_reason(const ascir::AscGraph& g, const target::Target& t);
 
 }  // namespace af::codegen

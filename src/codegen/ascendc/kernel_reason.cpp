@@ -12,7 +12,7 @@ namespace af::codegen {
 using ascir::AscGraph;
 using ascir::AscNode;
 
-std::string kernel_reason(const AscGraph& g, const schedule::Target& t) {
+std::string kernel_reason(const AscGraph& g, const target::Target& t) {
   if (!g.schedule) return "the graph is not scheduled";
   KernelContext k;
   try {
@@ -43,10 +43,10 @@ std::string kernel_reason(const AscGraph& g, const schedule::Target& t) {
   const KernelPlan plan = plan_kernel(k, t);
   if (!plan.reason.empty()) return plan.reason;
   const int64_t bytes = plan.bytes_per_element;
-  if (bytes * kRepeat > t.ascend.ub_bytes)
+  if (bytes * kRepeat > t.device.onchip_bytes)
     return "a tile of " + std::to_string(kRepeat) + " elements needs " +
            std::to_string(bytes * kRepeat) + " B of UB, more than the target's " +
-           std::to_string(t.ascend.ub_bytes);
+           std::to_string(t.device.onchip_bytes);
   return "";
 }
 

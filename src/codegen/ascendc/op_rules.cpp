@@ -113,8 +113,8 @@ const std::vector<OpRule>& op_rules() {
   return rules;
 }
 
-std::string_view compare_scalar_name(schedule::CannVersion v) {
-  return v == schedule::CannVersion::V9 ? "Compares" : "CompareScalar";
+std::string_view compare_scalar_name(CannVersion v) {
+  return v == CannVersion::V9 ? "Compares" : "CompareScalar";
 }
 
 namespace {

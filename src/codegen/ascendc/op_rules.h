@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "ascir/asc_graph.h"
-#include "schedule/target.h"
+#include "codegen/ascendc/ascend_device.h"
+#include "target/target.h"
 
 namespace af::codegen {
 
@@ -27,7 +28,7 @@ struct OpRule {
 /// The count-form compare of a tensor with a scalar into a bit mask: CompareScalar in CANN 8.x
 /// (basic_api/interface/kernel_operator_vec_cmpsel_intf.h, 8.1.RC1 and v8.5.0), renamed Compares
 /// in 9.0, which keeps CompareScalar as a deprecated alias; Common takes CompareScalar.
-std::string_view compare_scalar_name(schedule::CannVersion v);
+std::string_view compare_scalar_name(CannVersion v);
 
 /// Whether the rule's calls take the advanced API's temporary buffer {tmp} (its `temps` tiles,
 /// the whole of which the call may write: a buffer of its own).
@@ -38,14 +39,14 @@ bool uses_ones(const OpRule& r);
 
 /// What a rule's placeholders stand for at one call site.
 struct RuleOperands {
-  std::string dst;                  // {d}
-  std::string count;                // {n}
-  std::vector<std::string> inputs;  // {0}, {1}, ...
-  std::vector<std::string> temps;   // {t0}, {t1}, ...
-  std::string one;                  // {one}: the tile (or repeat) of ones
-  std::string mask = "mask";        // {mask}
-  std::string tmp = "tmpbuf";       // {tmp}
-  schedule::CannVersion cann = schedule::CannVersion::Common;  // {compare_scalar}
+  std::string dst;                         // {d}
+  std::string count;                       // {n}
+  std::vector<std::string> inputs;         // {0}, {1}, ...
+  std::vector<std::string> temps;          // {t0}, {t1}, ...
+  std::string one;                         // {one}: the tile (or repeat) of ones
+  std::string mask = "mask";               // {mask}
+  std::string tmp = "tmpbuf";              // {tmp}
+  CannVersion cann = CannVersion::Common;  // {compare_scalar}
 };
 
 /// The rule's calls with every placeholder replaced, each prefixed "AscendC::".

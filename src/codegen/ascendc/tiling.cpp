@@ -14,7 +14,7 @@ std::string tiling_data_struct(const KernelContext& k) {
   return s + "};\n";
 }
 
-std::string tiling_function(const KernelContext& k, const schedule::Target& t,
+std::string tiling_function(const KernelContext& k, const target::Target& t,
                             const std::string& bytes_per_element, int64_t ub_for_tiles) {
   const ascir::AscGraph& g = *k.g;
   const ascir::ScheduleInfo& s = *g.schedule;
@@ -40,7 +40,7 @@ std::string tiling_function(const KernelContext& k, const schedule::Target& t,
   f += std::string(rows_in_ub(k) ? "  af_ascendc_tiling_rows("
                                  : "  af_ascendc_tiling_elementwise(") +
        cpp_expr(k, a) + ", " + cpp_expr(k, b) + ", " + bytes_per_element + ", " +
-       std::to_string(ub_for_tiles) + ", " + std::to_string(t.ascend.vector_cores) +
+       std::to_string(ub_for_tiles) + ", " + std::to_string(t.device.cores) +
        ", &tile, &block, &block_dim" + (rows_in_ub(k) ? ", &key" : "") + ");\n";
   f += "  td->" + k.sym_var.at(k.tile_param) + " = tile;\n";
   f += "  td->" + k.sym_var.at(k.block_param) + " = block;\n";

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "codegen/loop_nest.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace af::codegen {
 
@@ -15,7 +15,7 @@ std::string tiling_data_struct(const KernelContext& k);
 /// `K_tiling` (host): tile, tiles per block, block_dim and (reduce_inner) the tiling key from the
 /// sizes, for a kernel whose tile element costs `bytes_per_element` (an expression of the sizes:
 /// a column sum's cascade grows with the rows) of the `ub_for_tiles` bytes.
-std::string tiling_function(const KernelContext& k, const schedule::Target& t,
+std::string tiling_function(const KernelContext& k, const target::Target& t,
                             const std::string& bytes_per_element, int64_t ub_for_tiles);
 
 }  // namespace af::codegen

@@ -9,24 +9,14 @@
 
 #include "ascir/asc_graph.h"
 #include "codegen/emitter.h"
-#include "schedule/target.h"
+#include "target/target.h"
 
 namespace af::codegen {
-
-/// A module with a gather (AscIR load(%data, %index)) exports `int64_t af_take_index_fault(void)`:
-/// the first index a gather met outside its dim since the last call (INT64_MIN: none), cleared.
-/// An out-of-range lane reads row 0 instead; the launcher raises IndexError.
-inline constexpr const char* kTakeIndexFault = "af_take_index_fault";
-
-/// A module with an integer division or remainder exports `int af_take_zero_division(void)`:
-/// whether a lane met a zero divisor since the last call (it gave 0), cleared. The launcher
-/// raises ZeroDivisionError, as eager.
-inline constexpr const char* kTakeZeroDivision = "af_take_zero_division";
 
 /// One C++ translation unit for `kernels` (plain ones as below; a concat kernel K also exports
 /// `K_tiling`, which runs every segment's tiling function into its part of K's TilingData and
 /// sums their block_dims, and `K_kernel`, which runs block b of the segment it falls in).
-EmittedSource emit_cpu_source(const std::vector<KernelUnit>& kernels, const schedule::Target& t);
+EmittedSource emit_cpu_source(const std::vector<KernelUnit>& kernels, const target::Target& t);
 
 /// One C++ translation unit for `kernels` (each scheduled by schedule::schedule_kernel with the
 /// TilingCase "elementwise"). Per kernel K it defines `struct K_TilingData` (af_tiling_header,
@@ -36,16 +26,16 @@ EmittedSource emit_cpu_source(const std::vector<KernelUnit>& kernels, const sche
 /// buffered tails. Throws CompileError for an unscheduled graph, an unsupported dtype or op,
 /// or a loop nest it cannot print.
 EmittedSource emit_cpu_source(const std::vector<const ascir::AscGraph*>& kernels,
-                              const schedule::Target& t);
+                              const target::Target& t);
 
 /// Compiler flags for the emitted source (g++ or clang++): -O3 -fPIC -shared -std=c++17
 /// -ffp-contract=off -fno-fast-math -fno-math-errno and the ISA flags of `t`: avx2: -mavx2
 /// -mfma -mf16c; avx512: -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx2 -mfma -mf16c;
 /// scalar: none. No -ffast-math: results round like PyTorch's. Add -I<dir of autofuse_cpu.h>
 /// and link cpu_link_libs() after the source (-lsleef).
-std::vector<std::string> cpu_compile_flags(const schedule::Target& t);
+std::vector<std::string> cpu_compile_flags(const target::Target& t);
 
 /// Libraries the emitted source links against, without "-l": {"sleef"}.
-std::vector<std::string> cpu_link_libs(const schedule::Target& t);
+std::vector<std::string> cpu_link_libs(const target::Target& t);
 
 }  // namespace af::codegen

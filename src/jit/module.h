@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-namespace af::runtime {
+namespace af::jit {
 
 /// Owns a dlopen handle; dlclose on destruction. Not copyable; share it via shared_ptr.
 class LoadedModule {
@@ -33,4 +33,4 @@ class LoadedModule {
   std::string key_;
 };
 
-}  // namespace af::runtime
+}  // namespace af::jit

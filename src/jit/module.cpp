@@ -1,10 +1,10 @@
-#include "runtime/module.h"
+#include "jit/module.h"
 
 #include <dlfcn.h>
 
 #include "support/error.h"
 
-namespace af::runtime {
+namespace af::jit {
 
 LoadedModule::LoadedModule(void* handle, std::string path, std::string key)
     : handle_(handle), path_(std::move(path)), key_(std::move(key)) {}
@@ -38,4 +38,4 @@ void* LoadedModule::symbol(const std::string& name) const {
   return p;
 }
 
-}  // namespace af::runtime
+}  // namespace af::jit
