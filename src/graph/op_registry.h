@@ -1,6 +1,7 @@
-// The op registry: one row per Graph IR op kind — its class, arity, the dtypes kernels support,
-// its CPU code emission and its cost. Adding an op touches this table only (plus the frontend's
-// ATen mapping).
+// The op registry: one row per Graph IR op kind — its class, arity, the dtypes kernels support
+// and its cost. Target-neutral: how a target computes an op is its emitter's (the cpu target's
+// af_<kind> in runtime/include/autofuse_cpu.h, ascendc's op_rules.cpp). Adding an op touches
+// this table, the frontend's ATen mapping and each target's vector library.
 #pragma once
 #include <string_view>
 #include <vector>
@@ -44,10 +45,8 @@ struct OpDef {
   int arity;  // number of tensor operands; -1 = any
   /// Dtypes of the operands a generated kernel accepts (checked on every operand).
   DTypeMask operand_dtypes;
-  /// CPU emission: a C++ expression over the operand values {0}, {1}, {2}, calling the vector
-  /// library in runtime/include/autofuse_cpu.h. Empty for non-compute ops.
-  std::string_view cpu_expr;
-  /// Relative compute cost per element (1 = an add); used by the cost model and explain.
+  /// Relative arithmetic work per element (1 = an add), the same on every target: the
+  /// schedule's recompute-or-buffer choice and the CPU tiling's cost model read it.
   double cost;
 };
 

@@ -302,9 +302,6 @@ TEST(OpRegistry, EveryDocumentedKind) {
     ASSERT_NE(d, nullptr) << k;
     EXPECT_EQ(d->cls, OpClass::Elementwise) << k;
     ASSERT_GE(d->arity, 1) << k;
-    std::string expect = std::string("af_") + k + "({0}";
-    for (int i = 1; i < d->arity; ++i) expect += ", {" + std::to_string(i) + "}";
-    EXPECT_EQ(d->cpu_expr, expect + ")") << k;
     EXPECT_GT(d->cost, 0) << k;
   }
   const char* reduce[] = {"reduce_sum",  "reduce_mean", "reduce_max", "reduce_min",

@@ -33,16 +33,6 @@ std::string double_literal(double v) {
   return buf;
 }
 
-/// Replaces {0}, {1}, ... in a registry cpu_expr by the operand expressions.
-std::string format_expr(std::string pattern, const std::vector<std::string>& args) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string key = "{" + std::to_string(i) + "}";
-    for (size_t pos; (pos = pattern.find(key)) != std::string::npos;)
-      pattern.replace(pos, key.size(), args[i]);
-  }
-  return pattern;
-}
-
 std::string scalar_expr(const AscGraph& g, const AscNode& n) {
   auto it = n.attrs.find("value");
   double v = 0;
@@ -188,8 +178,8 @@ std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string
   for (int in : n.inputs) mem_suffix(g, g.nodes[in], g.nodes[in].out.dtype);
   mem_suffix(g, n, n.out.dtype);
   const graph::OpDef* def = graph::find_op(n.op);
-  if (!def || def->cls != graph::OpClass::Elementwise || def->cpu_expr.empty())
-    codegen_fail(g, "%" + n.name + ": op '" + n.op + "' has no CPU expression in the op registry");
+  if (!def || def->cls != graph::OpClass::Elementwise)
+    codegen_fail(g, "%" + n.name + ": op '" + n.op + "' is not an elementwise op of the registry");
   // The registry's operand dtypes are the rule (where's condition is its bool operand).
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     DType t = g.nodes[n.inputs[k]].out.dtype;
@@ -203,17 +193,16 @@ std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string
   if (def->arity >= 0 && static_cast<size_t>(def->arity) != args.size())
     codegen_fail(g, "%" + n.name + " (" + n.op + ") has " + std::to_string(args.size()) +
                         " operands, the registry says " + std::to_string(def->arity));
-  std::string pattern(def->cpu_expr);
+  // The vector library's af_<kind>, or its variant af_<kind>_<mode> / af_<kind>_<dtype>.
+  std::string fn = "af_" + n.op;
   auto approx = n.attrs.find("approximate");
   if (approx != n.attrs.end() && std::holds_alternative<std::string>(approx->second)) {
     const std::string& mode = std::get<std::string>(approx->second);
     if (mode != "none") {
-      std::string call = "af_" + n.op + "(";
-      size_t pos = pattern.find(call);
-      if (pos == std::string::npos || c_ident(mode) != mode)
+      if (c_ident(mode) != mode)
         codegen_fail(g,
                      "%" + n.name + " (" + n.op + "): unsupported approximate = \"" + mode + "\"");
-      pattern.replace(pos, call.size(), "af_" + n.op + "_" + mode + "(");
+      fn += "_" + mode;
     }
   }
   auto round = n.attrs.find("round");
@@ -221,18 +210,19 @@ std::string compute_expr(const AscGraph& g, int i, const std::vector<std::string
     // div_floor / div_trunc (f16, bf16) and cube / rsquare (bf16) computing with eager's
     // per-step rounding: the runtime's af_<op>_<dtype>.
     const std::string* to = std::get_if<std::string>(&round->second);
-    std::string call = "af_" + n.op + "(";
-    size_t pos = pattern.find(call);
     const bool div = n.op == "div_floor" || n.op == "div_trunc";
     const bool pow = (n.op == "cube" || n.op == "rsquare") && to && *to == "bf16";
-    if (!to || (*to != "f16" && *to != "bf16") || pos == std::string::npos || !(div || pow))
+    if (!to || (*to != "f16" && *to != "bf16") || !(div || pow))
       codegen_fail(g, "%" + n.name + " (" + n.op + "): unsupported attribute round");
-    pattern.replace(pos, call.size(), "af_" + n.op + "_" + *to + "(");
+    fn += "_" + *to;
   }
+  std::string call = fn + "(";
+  for (size_t k = 0; k < args.size(); ++k) call += (k ? ", " : "") + args[k];
+  call += ")";
   // Narrow integers live in int64 lanes: their results wrap to their width, as eager's math.
   if (is_integer(n.out.dtype) && n.out.dtype != DType::I64)
-    return "af_to_" + mem_suffix(g, n, n.out.dtype) + "(" + format_expr(pattern, args) + ")";
-  return format_expr(pattern, args);
+    return "af_to_" + mem_suffix(g, n, n.out.dtype) + "(" + call + ")";
+  return call;
 }
 
 }  // namespace af::codegen
