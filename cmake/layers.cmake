@@ -26,7 +26,7 @@ set(AF_USES_target support)
 set(AF_USES_schedule ascir target)  # one kernel's loop nest and its TilingCases
 set(AF_USES_fusion schedule)        # CanFuse asks the schedule for a layout
 set(AF_USES_codegen schedule)       # what every target's printer shares
-set(AF_USES_jit support)
+set(AF_USES_jit target)            # the host CPU keys -march=native builds
 set(AF_USES_runtime target)
 set(AF_USES_backends ${AF_TARGET_LAYERS})  # the registry: one line per target
 set(AF_USES_pipeline backends fusion jit)

@@ -10,26 +10,15 @@ from typing import Any, Dict
 import torch
 
 
-def _vendor() -> str:
-    """The CPU vendor id ("GenuineIntel", "AuthenticAMD"); "" where /proc/cpuinfo lacks it."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("vendor_id"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return ""
-
-
 @functools.lru_cache(maxsize=None)
 def capabilities() -> Dict[str, Any]:
-    """torch.cpu.get_capabilities() (False for a feature it does not list: "avx2", "avx512_f",
-    "avx512_bf16", "amx_bf16", ...), the vendor ("vendor"), and whether this torch has MKL's
-    and oneDNN's packed linears ("mkl", "onednn")."""
-    get = getattr(torch.cpu, "get_capabilities", None)
-    caps = collections.defaultdict(bool, get() if get is not None else {})
-    caps["vendor"] = _vendor()
+    """The core's probe of the host CPU (_C.host_cpu(), src/target/host_cpu.h: "avx2",
+    "avx512_f", "avx512_bf16", "amx_bf16", "avx_ne_convert", ... and "vendor"; False for a
+    feature it does not probe), and whether this torch has MKL's and oneDNN's packed linears
+    ("mkl", "onednn")."""
+    from . import _C
+
+    caps = collections.defaultdict(bool, _C.host_cpu())
     caps["mkl"] = torch.backends.mkl.is_available() and hasattr(torch.ops.mkl, "_mkl_linear")
     caps["onednn"] = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
     return caps

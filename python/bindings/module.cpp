@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backends/registry.h"
+#include "target/host_cpu.h"
 #include "fusion/dot.h"
 #include "fusion/lower.h"
 #include "fusion/printer.h"
@@ -738,6 +739,19 @@ NB_MODULE(_C, m) {
         "Parses and verifies Graph IR text, returns it printed; raises CompileError.");
   m.def("stats", &stats,
         "Process-wide compile counters: cxx_compiles, cache_hits, compile_seconds.");
+  m.def(
+      "host_cpu",
+      [] {
+        const af::target::HostCpu& cpu = af::target::HostCpu::probe();
+        std::map<std::string, std::variant<bool, std::string>> out;
+        for (af::target::CpuFeature f : af::target::all_cpu_features())
+          out[std::string(af::target::cpu_feature_name(f))] = cpu.has(f);
+        out["vendor"] = cpu.vendor;
+        return out;
+      },
+      "The host CPU as the core probed it (src/target/host_cpu.h): each feature by torch's name "
+      "(avx2, avx512_f, avx512_bf16, amx_bf16, avx_ne_convert, ...) -> bool, and vendor -> "
+      "cpuid's vendor id.");
   m.def(
       "targets",
       [] {

@@ -22,6 +22,7 @@
 #include "jit/toolchain.h"
 #include "runtime/include/autofuse_abi.h"
 #include "support/error.h"
+#include "target/host_cpu.h"
 
 #ifndef AUTOFUSE_VERSION
 #define AUTOFUSE_VERSION "0.0.0-dev"
@@ -280,7 +281,7 @@ std::string cache_key(const CompileRequest& req) {
     h.field(a);
     native = native || a.find("=native") != std::string::npos;
   }
-  if (native) h.field(host_cpu_identity());
+  if (native) h.field(target::HostCpu::probe().identity);
   hash_keyed_headers(req.include_dirs, h);
   return h.digest().hex();
 }

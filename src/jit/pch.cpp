@@ -24,6 +24,7 @@
 #include "jit/hash.h"
 #include "jit/toolchain.h"
 #include "support/error.h"
+#include "target/host_cpu.h"
 
 #ifndef AUTOFUSE_VERSION
 #define AUTOFUSE_VERSION "0.0.0-dev"
@@ -346,7 +347,7 @@ std::string pch_key(const CompileRequest& req) {
     h.field(a);
     native = native || a.find("=native") != std::string::npos;
   }
-  if (native) h.field(host_cpu_identity());
+  if (native) h.field(target::HostCpu::probe().identity);
   hash_keyed_headers(req.include_dirs, h);
   return h.digest().hex();
 }

@@ -138,17 +138,4 @@ std::string compiler_identity(const std::string& cxx) {
   return first;
 }
 
-std::string host_cpu_identity() {
-  static const std::string identity = [] {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line, model, flags;
-    while (std::getline(in, line) && (model.empty() || flags.empty())) {
-      if (model.empty() && line.rfind("model name", 0) == 0) model = line;
-      if (flags.empty() && line.rfind("flags", 0) == 0) flags = line;
-    }
-    return model + "\n" + flags;
-  }();
-  return identity;
-}
-
 }  // namespace af::jit

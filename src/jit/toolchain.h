@@ -28,10 +28,6 @@ ProcessExit run_process_capture(const std::vector<std::string>& argv, std::strin
 /// ToolchainError when the compiler is missing or fails to answer.
 std::string compiler_identity(const std::string& cxx);
 
-/// The host CPU's model name and feature flags from /proc/cpuinfo (memoised); keys builds that
-/// use -march=native / -mtune=native / -mcpu=native.
-std::string host_cpu_identity();
-
 /// The message for a compiler that cannot be run.
 std::string compiler_not_found_message(const std::string& cxx);
 

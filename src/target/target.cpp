@@ -1,21 +1,22 @@
-// Target::host_cpu: the machine this process runs on, from cpuid.
+// Target::host_cpu: the machine this process runs on (host_cpu.h's probe); the ISA table.
 #include "target/target.h"
 
 #include <thread>
 
 #include "support/error.h"
+#include "target/host_cpu.h"
 
 namespace af::target {
 
 Target Target::host_cpu() {
+  const HostCpu& cpu = HostCpu::probe();
   Target t;
-  __builtin_cpu_init();
-  bool fma_f16c = __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-  t.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
-  if (fma_f16c && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+  bool fma_f16c = cpu.has(CpuFeature::Fma) && cpu.has(CpuFeature::F16c);
+  t.avx512_bf16 = cpu.has(CpuFeature::Avx512Bf16);
+  if (fma_f16c && cpu.has(CpuFeature::Avx512F) && cpu.has(CpuFeature::Avx512Bw) &&
+      cpu.has(CpuFeature::Avx512Vl) && cpu.has(CpuFeature::Avx512Dq))
     t = t.with_isa(Isa::Avx512);
-  else if (fma_f16c && __builtin_cpu_supports("avx2"))
+  else if (fma_f16c && cpu.has(CpuFeature::Avx2))
     t = t.with_isa(Isa::Avx2);
   else
     t = t.with_isa(Isa::Scalar);

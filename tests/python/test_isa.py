@@ -53,3 +53,19 @@ def test_paths_agree_with_each_other():
 def test_unknown_isa_is_named():
     with pytest.raises(Exception, match="unknown isa 'sse4'"):
         _compiled("sse4")
+
+
+def test_the_core_probes_the_cpu_as_torch_does():
+    """One probe of the host CPU (src/target/host_cpu.h, _C.host_cpu): every feature torch also
+    reports has torch's value, and the frontend's tables read it (cpu.capabilities)."""
+    import torch
+
+    from autofuse import _C, cpu
+
+    probed = _C.host_cpu()
+    theirs = torch.cpu.get_capabilities()
+    common = [k for k in probed if k in theirs]
+    assert {"avx2", "avx512_f", "avx512_bf16", "amx_bf16"} <= set(common)
+    assert {k: probed[k] for k in common} == {k: bool(theirs[k]) for k in common}
+    assert probed["vendor"] in ("GenuineIntel", "AuthenticAMD", "")
+    assert cpu.capabilities()["avx512_f"] == probed["avx512_f"]
