@@ -164,6 +164,54 @@ class AotFacts:
         return AotFacts(tuple(getattr(meta, "static_input_indices", None) or ()), tuple(updates))
 
 
+@dataclasses.dataclass(frozen=True)
+class FxContext:
+    """What the FX passes read besides the graph: the settings, the graph's role ("inference",
+    "fw", "bw"), AOTAutograd's facts, the example inputs, and the weight inputs with whether
+    their packs are kept across calls (_weight_inputs)."""
+
+    config: CompilerConfig
+    tag: str
+    facts: AotFacts
+    example_inputs: List[Any]
+    weights: Any
+    keep: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class FxPass:
+    """One rewrite of the ATen FX graph before its translation to Graph IR: `run` returns the
+    graph rewritten (or the same one); `when` says whether it runs for a graph."""
+
+    name: str
+    run: Callable[[torch.fx.GraphModule, FxContext], torch.fx.GraphModule]
+    when: Callable[[FxContext], bool] = lambda ctx: True
+
+
+# The FX passes, in order; each dumps gN.fx.<name>.txt after it runs (AUTOFUSE_DUMP). They stay on
+# the FX graph because each rewrites what only torch knows (ATen overloads and their meta values,
+# the module's parameters, oneDNN's packed convolutions); docs/design.md "The pipeline".
+FX_PASSES = (
+    # A static KV cache's index_copy_ updated in place (inference graphs).
+    FxPass("input_updates", lambda gm, c: input_updates.update_in_place(gm, c.facts.data_updates),
+           lambda c: c.tag == "inference"),
+    # bf16 convolutions and matmuls in fp32 where the CPU lacks bf16 arithmetic.
+    FxPass("float_normalization", lambda gm, c: float_normalization.upcast_bf16(gm)),
+    # Convolutions in their faster layout (conv_layouts.py).
+    FxPass("channels_last", lambda gm, c: channels_last.to_channels_last(
+        gm, c.example_inputs, c.tag, c.weights if c.keep and packed_conv.available() else ()),
+        lambda c: c.config.channels_last),
+    # Subgraphs that read no input, computed once.
+    FxPass("constant_folding", lambda gm, c: constant_folding.fold_constants(gm)),
+    # bf16 linear biases moved into the consumer's kernel.
+    FxPass("bias_epilogue", lambda gm, c: bias_epilogue.move_bias_adds(gm)),
+    # Reshapes and permutes moved past elementwise ops to the graph's boundary.
+    FxPass("view_motion", lambda gm, c: view_motion.move_views(gm)),
+    # Inference convolutions on kept oneDNN packs.
+    FxPass("packed_conv", lambda gm, c: packed_conv.pack_convolutions(gm, c.weights), lambda c: c.keep),
+)
+
+
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: CompilerConfig, tag: str,
                   settings: Optional[Dict[str, Any]] = None, facts: Optional[AotFacts] = None) -> Callable:
     """Compiles one ATen FX graph; returns a boxed callable (the eager graph on any failure, and
@@ -193,15 +241,12 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
         return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
     try:
         weights, keep = _weight_inputs(config, tag, gm, facts)
-        if tag == "inference":
-            gm = input_updates.update_in_place(gm, facts.data_updates)
-        gm = float_normalization.upcast_bf16(gm)
-        if config.channels_last:
-            gm = channels_last.to_channels_last(gm, example_inputs, tag,
-                                                weights if keep and packed_conv.available() else ())
-        gm = view_motion.move_views(bias_epilogue.move_bias_adds(constant_folding.fold_constants(gm)))
-        if keep:
-            gm = packed_conv.pack_convolutions(gm, weights)
+        ctx = FxContext(config, tag, facts, example_inputs, weights, keep)
+        for fx_pass in FX_PASSES:
+            if fx_pass.when(ctx):
+                gm = fx_pass.run(gm, ctx)
+                if dump_dir:
+                    dumps.write(dump_dir, f"{name}.fx.{fx_pass.name}.txt", gm.print_readable(print_output=False))
         tr = translate(gm, name, weights, keep)
     except Exception as e:  # a frontend bug must not break the model
         return _fallback(rec, gm, f"translation to Graph IR failed: {type(e).__name__}: {e}", True)

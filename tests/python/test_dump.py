@@ -31,6 +31,14 @@ def test_dump_writes_every_stage(tmp_path, monkeypatch):
     assert "gelu(" in (dump / f"{name}.graph.ir").read_text()
     assert "kernel @k0" in (dump / f"{name}.fused.txt").read_text()
     assert "launch(0, [" in (dump / f"{name}.run.py").read_text()
+    # After each FX pass that ran, in the pass list's order (backend.FX_PASSES): an inference
+    # graph whose weights' packs are kept runs every one.
+    from autofuse.backend import FX_PASSES
+
+    ran = [p.name for p in FX_PASSES if f"{name}.fx.{p.name}.txt" in files]
+    assert ran == ["input_updates", "float_normalization", "channels_last", "constant_folding", "bias_epilogue",
+                   "view_motion", "packed_conv"]
+    assert "aten.gelu.default" in (dump / f"{name}.fx.view_motion.txt").read_text()
 
 
 def _warnings(caplog):
