@@ -105,11 +105,6 @@ std::pair<std::string, std::string> pair_labels(const FusedGraph& fg, int a, int
   return {"%" + fg.source.nodes[edge].name, "%" + fg.source.nodes[reader].name};
 }
 
-int64_t value_bytes(const graph::Graph& g, int node) {
-  const graph::TensorType& t = g.nodes[node].type;
-  return t.numel().eval(g.hints()) * dtype_size(t.dtype);
-}
-
 std::string loop_axes_str(const ascir::AscGraph& k) {
   return sym::str(original_sizes(k));
 }

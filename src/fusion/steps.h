@@ -1,6 +1,6 @@
 // Step-level queries over a FusedGraph shared by the fusion policy, the merge mechanics and the
 // greedy driver: which step computes each Graph IR value, which steps read it, the dependency
-// edges between steps, reachability, step labels and sizes in bytes.
+// edges between steps, reachability, step labels.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -39,8 +39,6 @@ int first_edge(const FusedGraph& fg, int a, int b);
 /// red edges and the policy's reasons: with an edge (first_edge), "%v" (the value flowing) and
 /// the first op of b reading it; without one, both steps' labels (step_label).
 std::pair<std::string, std::string> pair_labels(const FusedGraph& fg, int a, int b);
-/// The size in bytes of Graph IR value `node`, its symbolic sizes evaluated at the symbol hints.
-int64_t value_bytes(const graph::Graph& g, int node);
 /// The loop axes of a kernel as "[s0, 1000]" (the sizes of its original axes, in order).
 std::string loop_axes_str(const ascir::AscGraph& k);
 /// Whether two kernels have the same loop axes (the same original axis sizes, in order).

@@ -205,6 +205,10 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   // AscGraph; the rest stays ATen.
   graph::Graph simplified = g;
   if (int n = graph::simplify(simplified)) log(opts, "simplified " + std::to_string(n) + " ops");
+  if (last == Stage::Simplify) {
+    prog.fused.source = std::move(simplified);
+    return prog;
+  }
   prog.fused = fusion::lower(simplified, fusion_opts);
   dump(opts, name, "lowered.txt", fusion::print(prog.fused));
   if (last == Stage::Lower) return prog;
@@ -231,7 +235,7 @@ CompiledProgram compile_ascir(const std::string& text, const CompileOptions& opt
     n.kernel = std::move(g);
     prog.fused.nodes.push_back(std::move(n));
   }
-  if (last == Stage::Verify || last == Stage::Lower || last == Stage::Fuse) return prog;
+  if (last < Stage::Schedule) return prog;
   from_schedule(prog, opts, name, last, start);
   return prog;
 }
@@ -278,6 +282,26 @@ codegen::EmittedSource program_source(const std::vector<codegen::KernelUnit>& un
     throw CompileError("codegen: " + name + ": emitted " + std::to_string(out.kernels.size()) +
                        " kernels for " + std::to_string(units.size()));
   return out;
+}
+
+namespace {
+
+constexpr std::string_view kStageNames[] = {"verify",   "simplify", "lower", "fuse",
+                                            "schedule", "codegen",  "jit"};
+
+}  // namespace
+
+std::string_view stage_name(Stage s) {
+  return kStageNames[static_cast<int>(s)];
+}
+
+Stage parse_stage(std::string_view name) {
+  std::string known;
+  for (size_t i = 0; i < std::size(kStageNames); ++i) {
+    if (kStageNames[i] == name) return static_cast<Stage>(i);
+    known += (known.empty() ? "" : ", ") + std::string(kStageNames[i]);
+  }
+  throw CompileError("unknown stage '" + std::string(name) + "' (" + known + ")");
 }
 
 CompileStats global_stats() {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/emitter.h"  // KernelUnit
@@ -68,10 +69,18 @@ struct CompiledProgram {
   CompileStats stats;
 };
 
-/// Stages a driver can stop after.
-enum class Stage { Verify, Lower, Fuse, Schedule, Codegen, Jit };
+/// The pipeline's stages, in pass-list order (pipeline.cpp): a driver stops after one
+/// (autofuse-opt's --passes, the bindings' source queries).
+enum class Stage { Verify, Simplify, Lower, Fuse, Schedule, Codegen, Jit };
 
-/// Runs the pipeline up to and including `last`. Throws CompileError (bad graph) or
+/// Its name: "verify", "simplify", "lower", "fuse", "schedule", "codegen" or "jit".
+std::string_view stage_name(Stage s);
+
+/// The Stage called `name`; throws CompileError naming the stages for another name.
+Stage parse_stage(std::string_view name);
+
+/// Runs the pipeline up to and including `last` (Simplify: prog.fused.source is the simplified
+/// graph, no kernels). Throws CompileError (bad graph) or
 /// ToolchainError (compiler/cache failure); the frontend turns both into an eager fallback.
 CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage last = Stage::Jit);
 

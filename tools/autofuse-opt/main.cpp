@@ -29,6 +29,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -42,7 +43,6 @@
 #include "fusion/printer.h"
 #include "graph/parser.h"
 #include "graph/printer.h"
-#include "graph/simplify.h"
 #include "graph/verifier.h"
 #include "pipeline/flags.h"
 #include "pipeline/pipeline.h"
@@ -52,13 +52,12 @@
 namespace {
 
 /// The pipeline's stages in production's order (pipeline/pipeline.cpp).
-enum class Stage { None, Simplify, Lower, Fuse, Schedule, Codegen };
-const char* const kStageNames[] = {"", "simplify", "lower", "fuse", "schedule", "codegen"};
+using af::Stage;
 
 struct Args {
   std::string input = "graph";
   std::vector<std::string> passes;
-  Stage last = Stage::None;  // the latest stage in `passes`
+  std::optional<Stage> last;  // the latest stage in `passes` (pipeline.h's stage list)
   bool fusion = true;
   std::string isa;
   std::string target = "cpu";  // --target: a registered target (backends/registry.h)
@@ -183,23 +182,17 @@ void run_graph(const Args& a, const std::string& text, const af::target::Target&
       continue;
     }
     // Production's pass list (pipeline/pipeline.cpp) up to the stage asked for.
-    Stage last = a.last == Stage::None ? Stage::Lower : a.last;  // --emit=dot alone: lowered
+    Stage last = a.last.value_or(Stage::Lower);  // --emit=dot alone: lowered
     if (a.tiling) last = std::max(last, Stage::Schedule);
-    if (last == Stage::Simplify) {
-      af::graph::Graph source = g;
-      af::graph::simplify(source);
-      std::cout << af::graph::print(source);
-      continue;
-    }
     af::CompileOptions opts;
     opts.fusion = af::parse_flags(a.flags, {}, "--flags");
     opts.enable_fusion = a.fusion;
     opts.target = target;
-    const af::Stage stages[] = {af::Stage::Verify, af::Stage::Verify,   af::Stage::Lower,
-                                af::Stage::Fuse,   af::Stage::Schedule, af::Stage::Codegen};
-    af::CompiledProgram prog = af::compile(g, opts, stages[static_cast<int>(last)]);
+    af::CompiledProgram prog = af::compile(g, opts, last);
     const af::fusion::FusedGraph& fused = prog.fused;
-    if (a.tiling) {
+    if (last == Stage::Simplify)
+      std::cout << af::graph::print(fused.source);
+    else if (a.tiling) {
       std::vector<const af::ascir::AscGraph*> nests;
       for (const auto& n : fused.nodes)
         for (const af::ascir::AscGraph* k : n.kernel_graphs()) nests.push_back(k);
@@ -328,11 +321,14 @@ int main(int argc, char** argv) {
     }
   }
   for (const auto& p : a.passes) {
-    int stage = 1;
-    while (stage <= static_cast<int>(Stage::Codegen) && p != kStageNames[stage]) ++stage;
-    if (stage > static_cast<int>(Stage::Codegen))
+    std::optional<Stage> stage;
+    try {
+      stage = af::parse_stage(p);
+    } catch (const af::CompileError&) {
+    }
+    if (!stage || stage == Stage::Verify || stage == Stage::Jit)
       return usage("unknown pass '" + p + "' (known: simplify, lower, fuse, schedule, codegen)");
-    a.last = std::max(a.last, static_cast<Stage>(stage));
+    a.last = std::max(a.last.value_or(*stage), *stage);
   }
   if (a.input == "ascir")
     for (const auto& p : a.passes)
