@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/loop_nest.h"
+#include "codegen/tiling_data.h"
 
 namespace af::codegen {
 
@@ -25,18 +26,15 @@ EmittedKernel concat_kernel(const KernelUnit& u, const std::vector<EmittedKernel
 
 std::string concat_tiling_data(const EmittedKernel& k, const std::vector<EmittedKernel>& segs) {
   const std::string& K = k.name;
-  std::string c = "struct " + K + "_TilingData {\n  af_tiling_header header;\n";
+  std::vector<TilingField> fields;
   for (size_t i = 0; i < segs.size(); ++i)
-    c += "  " + segs[i].name + "_TilingData s" + std::to_string(i) + ";\n";
-  return c + "};\nstatic_assert(sizeof(" + K + "_TilingData) <= AF_MAX_TILING_DATA_BYTES, \"" + K +
-         ": tiling data too large\");\n";
+    fields.push_back({segs[i].name + "_TilingData", "s" + std::to_string(i), ""});
+  return tiling_data_struct(K, fields);
 }
 
 std::string concat_tiling_function(const EmittedKernel& k, const std::vector<EmittedKernel>& segs) {
   const std::string& K = k.name;
-  std::string c = "AF_EXPORT void " + K +
-                  "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
-  c += "  " + K + "_TilingData* td = static_cast<" + K + "_TilingData*>(tiling_data);\n";
+  std::string c = tiling_function_head(K, {});
   c += "  td->header.block_dim = 0;\n  td->header.tiling_key = 0;\n";
   for (size_t i = 0; i < segs.size(); ++i) {
     std::vector<int> at;

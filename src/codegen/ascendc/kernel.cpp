@@ -36,7 +36,7 @@ class KernelPrinter {
     AscGraph shown = g_;
     shown.schedule->ub_bytes = ub_for_tiles();
     p.header = "\n// ---- kernel " + k_.name + " ----\n" + ir_comment(shown);
-    p.tiling_data = tiling_data_struct(k_);
+    p.tiling_data = ascendc_tiling_data(k_);
     // A column sum's cascade takes a tile per bit of the reduced row count, and a carry.
     std::string bytes = std::to_string(bytes_per_element_);
     if (!column_sums_.empty())

@@ -2,16 +2,17 @@
 #include "codegen/ascendc/tiling.h"
 
 #include "codegen/ascendc/kernel_facts.h"
+#include "codegen/tiling_data.h"
 
 namespace af::codegen {
 
-std::string tiling_data_struct(const KernelContext& k) {
-  std::string s = "struct " + k.name + "_TilingData {\n  af_tiling_header header;\n";
+std::string ascendc_tiling_data(const KernelContext& k) {
+  std::vector<TilingField> fields;
   for (const auto& name : k.size_symbols)
-    s += "  int64_t " + k.sym_var.at(name) + ";  // size symbol " + name + "\n";
-  s += "  int64_t " + k.sym_var.at(k.tile_param) + ";  // elements per UB tile\n";
-  s += "  int64_t " + k.sym_var.at(k.block_param) + ";  // tiles per block\n";
-  return s + "};\n";
+    fields.push_back({"int64_t", k.sym_var.at(name), "size symbol " + name});
+  fields.push_back({"int64_t", k.sym_var.at(k.tile_param), "elements per UB tile"});
+  fields.push_back({"int64_t", k.sym_var.at(k.block_param), "tiles per block"});
+  return tiling_data_struct(k.name, fields);
 }
 
 std::string tiling_function(const KernelContext& k, const target::Target& t,
@@ -22,15 +23,10 @@ std::string tiling_function(const KernelContext& k, const target::Target& t,
   if (k.block_parent != k.tile_outer)
     for (int part : g.axis(k.block_parent).from)
       if (part != k.tile_outer) b = b * g.axis(part).size;
-  std::string f = "AF_EXPORT void " + k.name +
-                  "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
+  std::vector<std::string> vars;
+  for (const auto& name : k.size_symbols) vars.push_back(k.sym_var.at(name));
+  std::string f = tiling_function_head(k.name, vars);
   f += "  (void)target;  // the device's UB and vector cores are this source's constants\n";
-  f += "  " + k.name + "_TilingData* td = static_cast<" + k.name + "_TilingData*>(tiling_data);\n";
-  for (size_t i = 0; i < k.size_symbols.size(); ++i) {
-    const std::string& var = k.sym_var.at(k.size_symbols[i]);
-    f += "  const int64_t " + var + " = symbols[" + std::to_string(i) + "];\n";
-    f += "  td->" + var + " = " + var + ";\n";
-  }
   f +=
       "  int64_t tile = 0, block = 0, block_dim = 0, key = " + std::to_string(s.tiling_key) + ";\n";
   if (rows_in_ub(k)) {  // whole rows: tile = the row; the rows split into blocks

@@ -10,7 +10,7 @@
 namespace af::codegen {
 
 /// `struct K_TilingData`: the header, the size symbols, the tile and the tiles per block.
-std::string tiling_data_struct(const KernelContext& k);
+std::string ascendc_tiling_data(const KernelContext& k);
 
 /// `K_tiling` (host): tile, tiles per block, block_dim and (reduce_inner) the tiling key from the
 /// sizes, for a kernel whose tile element costs `bytes_per_element` (an expression of the sizes:

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "codegen/tiling_data.h"
 #include "graph/op_registry.h"
 #include "runtime/include/autofuse_cpu_tiling.h"
 #include "schedule/reduce_plan.h"
@@ -20,30 +21,22 @@ sym::Expr store_bytes(const ascir::AscGraph& g) {
   return bytes;
 }
 
-std::string tiling_data_struct(const KernelContext& k) {
-  std::string s = "struct " + k.name + "_TilingData {\n  af_tiling_header header;\n";
+/// K's TilingData: its size symbols, then tile, block and the streaming-store switch.
+std::string cpu_tiling_data(const KernelContext& k) {
+  std::vector<TilingField> fields;
   for (const auto& name : k.size_symbols)
-    s += "  int64_t " + k.sym_var.at(name) + ";  // size symbol " + name + "\n";
-  s += "  int64_t " + k.sym_var.at(k.tile_param) + ";  // tile size (elements)\n";
-  s += "  int64_t " + k.sym_var.at(k.block_param) + ";  // tiles per block\n";
-  s += "  int64_t stream_stores;  // 1: full output vectors use non-temporal stores\n";
-  s += "};\n";
-  s += "static_assert(sizeof(" + k.name + "_TilingData) <= AF_MAX_TILING_DATA_BYTES, \"" + k.name +
-       ": tiling data too large\");\n";
-  return s;
+    fields.push_back({"int64_t", k.sym_var.at(name), "size symbol " + name});
+  fields.push_back({"int64_t", k.sym_var.at(k.tile_param), "tile size (elements)"});
+  fields.push_back({"int64_t", k.sym_var.at(k.block_param), "tiles per block"});
+  fields.push_back({"int64_t", "stream_stores", "1: full output vectors use non-temporal stores"});
+  return tiling_data_struct(k.name, fields);
 }
 
 /// The header of a tiling function: the symbols read into C variables and td.
 std::string tiling_prologue(const KernelContext& k) {
-  std::string f = "AF_EXPORT void " + k.name +
-                  "_tiling(const int64_t* symbols, const af_target* target, void* tiling_data) {\n";
-  f += "  " + k.name + "_TilingData* td = static_cast<" + k.name + "_TilingData*>(tiling_data);\n";
-  for (size_t i = 0; i < k.size_symbols.size(); ++i) {
-    const std::string& var = k.sym_var.at(k.size_symbols[i]);
-    f += "  const int64_t " + var + " = symbols[" + std::to_string(i) + "];\n";
-    f += "  td->" + var + " = " + var + ";\n";
-  }
-  return f;
+  std::vector<std::string> vars;
+  for (const auto& name : k.size_symbols) vars.push_back(k.sym_var.at(name));
+  return tiling_function_head(k.name, vars);
 }
 
 /// The tiling function of a reduction: af_tiling_reduce picks the tile along the row, the rows
@@ -166,7 +159,7 @@ TilingCall tiling_call(const KernelContext& k) {
 
 std::string tiling_source(const KernelContext& k) {
   TilingCall c = tiling_call(k);
-  return tiling_data_struct(k) + "\n" +
+  return cpu_tiling_data(k) + "\n" +
          (is_reduce_case(k) ? reduce_tiling_function(k, c) : elementwise_tiling_function(k, c));
 }
 
