@@ -43,7 +43,6 @@ class GraphRecord:
     name: str
     tag: str  # "fw", "bw" or "inference"
     fx_code: str
-    graph_text: str = ""
     fused_text: str = ""
     steps: List[Any] = dataclasses.field(default_factory=list)  # the program's _C.Step records
     num_kernels: int = 0
@@ -56,6 +55,11 @@ class GraphRecord:
     translation: Optional[Translation] = None
     program: Any = None  # the compiled _C.Program: its fused graph and loaded kernels
     _runner: Optional["weakref.ref"] = dataclasses.field(default=None, repr=False)
+
+    @property
+    def graph_text(self) -> str:
+        """The Graph IR text of the translation ("" when the graph was not translated)."""
+        return self.translation.text if self.translation is not None else ""
 
     @property
     def runner(self) -> Optional[Callable]:
@@ -251,7 +255,6 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     except Exception as e:  # a frontend bug must not break the model
         return _fallback(rec, gm, f"translation to Graph IR failed: {type(e).__name__}: {e}", True)
     rec.translation = tr
-    rec.graph_text = tr.text
     rec.fx_ops = tr.fx_ops
     if tr.fusible == 0:
         return _fallback(rec, gm, no_fusion_reason(tr), False)
@@ -262,7 +265,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     start = time.perf_counter()
     try:
         program = _C.compile(
-            tr.text,
+            tr.graph,
             dump_dir=dump_dir,
             cache_dir=config.cache_dir,
             cxx=config.cxx,

@@ -22,6 +22,7 @@ pipeline leaves to ATen.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -30,16 +31,18 @@ import torch.fx
 
 from . import aten_table, packed_linear
 from .aten_table import Plan, bind_args
-from .ir_nodes import ArgRead, GNode, TType, attr_record, dtype_name, graph_text, make_call, target_name
+from .ir_nodes import (ArgRead, GNode, GraphRecords, TType, attr_record, dtype_name, graph_records, graph_text,
+                       make_call, target_name)
 from .symbolic import Size, SymbolReader, SymbolSources, py_sizes, simplify, to_size
 
 
 @dataclasses.dataclass
 class Translation:
-    """The result of translate(): Graph IR text and the frontend's view of every node."""
+    """The result of translate(): the Graph IR as the core takes it and the frontend's view of
+    every node."""
 
     name: str
-    text: str
+    graph: GraphRecords  # _C.compile's input (ir_nodes.graph_records)
     nodes: List[GNode]
     index: Dict[str, int]  # node name -> index
     placeholders: List[int]  # node index per FX placeholder, in order
@@ -49,6 +52,11 @@ class Translation:
     symbols: List[str]  # size symbols (header order); their values sit in env[-1] at run time
     read_symbols: Optional[SymbolReader]  # args -> symbol values
     absorbed: List[Tuple[str, str]]  # (ATen op, FX name) of expands their users broadcast
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The Graph IR text (printed by the core on first use: explain, dumps, tests)."""
+        return graph_text(self.graph)
 
 
 def tensor_type(val: Any, sources: SymbolSources, root_offset: Size = 0) -> Optional[TType]:
@@ -264,11 +272,11 @@ def translate(gm: torch.fx.GraphModule, name: str, packed_weights: Sequence[int]
         if is_node and v not in returns:
             returns.append(v)
     symbols = b.symbol_hints
-    text = graph_text(name, b.nodes, returns, symbols)
+    graph = graph_records(name, b.nodes, returns, symbols)
     reader = sources.reader(b.symbols) if b.symbols else None
     absorbed = [(target_name(n.target), n.name) for n in b.expand_src if n not in b.fx_slot]
     return Translation(
-        name, text, b.nodes, b.index, placeholders, outputs, fusible, fx_ops,
+        name, graph, b.nodes, b.index, placeholders, outputs, fusible, fx_ops,
         [n for n, _ in symbols], reader, absorbed,
     )
 

@@ -1,7 +1,8 @@
 """The frontend's model of a Graph IR node (type, attributes, eager closure).
 
 The Graph IR text (docs/ir.md) is printed by the core's one printer (graph/printer.h):
-graph_text() hands it the nodes as records, sizes as expression text.
+graph_records() is the graph as the core takes it (_C.compile), sizes as expression text;
+graph_text() has the core print it.
 """
 
 from __future__ import annotations
@@ -122,15 +123,25 @@ def attr_record(v: Any) -> Any:
     raise TypeError(f"attribute value {v!r}")
 
 
-def graph_text(name: str, nodes: List[GNode], returns: List[int], symbols: Sequence[Tuple[str, int]] = ()) -> str:
-    """The Graph IR text of `nodes` returning node indices `returns`; `symbols` are the size
-    symbols with their hints. A node without a type (not one tensor of an IR dtype) prints as
-    i64[]. Raises _C.CompileError on a size that is not an expression."""
-    from . import _C
+GraphRecords = Tuple[str, List[Tuple[str, int]], List[Tuple[Any, ...]], List[int]]
 
+
+def graph_records(name: str, nodes: List[GNode], returns: List[int],
+                  symbols: Sequence[Tuple[str, int]] = ()) -> GraphRecords:
+    """The graph of `nodes` returning node indices `returns` as the core takes it (_C.compile,
+    _C.print_graph): (name, the size symbols with their hints, a record per node, returns). A
+    node without a type (not one tensor of an IR dtype) is i64[]."""
     records = [(n.name, n.kind, list(n.operands), {k: attr_record(v) for k, v in n.attrs.items()},
                 n.type.record() if n.type is not None else None) for n in nodes]
-    return _C.print_graph(name, list(symbols), records, returns)
+    return name, list(symbols), records, list(returns)
+
+
+def graph_text(graph: GraphRecords) -> str:
+    """The Graph IR text of `graph` (graph_records), printed by the core. Raises
+    _C.CompileError on a size that is not an expression."""
+    from . import _C
+
+    return _C.print_graph(*graph)
 
 
 class _Slot:

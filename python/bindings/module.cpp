@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "backends/registry.h"
-#include "target/host_cpu.h"
 #include "fusion/dot.h"
 #include "fusion/lower.h"
 #include "fusion/printer.h"
@@ -40,6 +39,7 @@
 #include "runtime/tuning.h"
 #include "support/dtype.h"
 #include "support/error.h"
+#include "target/host_cpu.h"
 
 namespace nb = nanobind;
 
@@ -320,7 +320,64 @@ Program* make_program(af::CompiledProgram prog, const af::CompileOptions& opts,
   return program.release();
 }
 
-Program* compile(const std::string& text, const std::string& dump_dir, const std::string& cache_dir,
+/// A Graph IR type as the frontend hands it over: (dtype name, shape, strides, offset), sizes as
+/// expression text (sym/expr.h).
+using TypeArg =
+    std::tuple<std::string, std::vector<std::string>, std::vector<std::string>, std::string>;
+/// An attribute value as Python holds it; a list holds sizes as expression text.
+using AttrArg = std::variant<int64_t, double, std::string, std::vector<std::string>>;
+/// One node: (name, kind, operand indices, attributes, type or None for a value that is not one
+/// tensor of an IR dtype, printed i64[]).
+using NodeArg = std::tuple<std::string, std::string, std::vector<int>,
+                           std::map<std::string, AttrArg>, std::optional<TypeArg>>;
+
+/// Size symbols as the frontend hands them over: (name, hint).
+using SymbolArgs = std::vector<std::pair<std::string, int64_t>>;
+
+/// The Graph the frontend built, unverified; raises CompileError on a dtype the IR lacks or a
+/// size that is not an expression.
+af::graph::Graph graph_of(const std::string& name, const SymbolArgs& symbols,
+                          const std::vector<NodeArg>& nodes, const std::vector<int>& outputs) {
+  af::graph::Graph g;
+  g.name = name;
+  for (const auto& [sym, hint] : symbols) g.symbols.push_back({sym, hint});
+  auto exprs = [](const std::vector<std::string>& texts) {
+    std::vector<af::sym::Expr> out;
+    for (const std::string& t : texts) out.push_back(af::sym::parse_expr(t));
+    return out;
+  };
+  for (const auto& [node_name, kind, operands, attrs, type] : nodes) {
+    af::graph::Node n{node_name, kind, operands, {}, {}};
+    for (const auto& [key, value] : attrs)
+      n.attrs[key] = std::visit(
+          [&](const auto& v) -> af::Attr {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::vector<std::string>>)
+              return exprs(v);
+            else
+              return v;
+          },
+          value);
+    if (type) {
+      const auto& [dtype, shape, strides, offset] = *type;
+      std::optional<af::DType> dt = af::parse_dtype(dtype);
+      if (!dt) throw af::CompileError("node %" + node_name + ": unknown dtype " + dtype);
+      n.type = {*dt, exprs(shape), exprs(strides), af::sym::parse_expr(offset)};
+    } else {
+      n.type = af::graph::TensorType::contiguous(af::DType::I64, {});
+    }
+    g.add(std::move(n));
+  }
+  g.outputs = outputs;
+  return g;
+}
+
+/// The graph _C.compile takes: Graph IR text, or the frontend's records (name, symbols, nodes,
+/// outputs: what print_graph takes), built without text.
+using GraphInput =
+    std::variant<std::string,
+                 std::tuple<std::string, SymbolArgs, std::vector<NodeArg>, std::vector<int>>>;
+
+Program* compile(const GraphInput& graph, const std::string& dump_dir, const std::string& cache_dir,
                  const std::string& cxx, bool enable_fusion, nb::handle log,
                  const std::string& flags, const std::string& tuning_file, const std::string& isa,
                  const std::string& sanitize, const std::string& target, const std::string& cann,
@@ -332,7 +389,11 @@ Program* compile(const std::string& text, const std::string& dump_dir, const std
   af::CompiledProgram prog;
   {
     nb::gil_scoped_release release;
-    af::graph::Graph g = af::graph::parse_graph(text);
+    af::graph::Graph g;
+    if (const auto* text = std::get_if<std::string>(&graph))
+      g = af::graph::parse_graph(*text);
+    else
+      std::apply([&](const auto&... records) { g = graph_of(records...); }, std::get<1>(graph));
     prog = af::compile(g, opts);
   }
   return make_program(std::move(prog), opts, tuning_file);
@@ -383,57 +444,6 @@ nb::dict parse_flags(const std::string& text, const std::string& base, const std
   d["emulate_precision_casts"] = o.emulate_precision_casts;
   d["flags"] = af::to_flags_string(o);
   return d;
-}
-
-/// A Graph IR type as the frontend hands it over: (dtype name, shape, strides, offset), sizes as
-/// expression text (sym/expr.h).
-using TypeArg =
-    std::tuple<std::string, std::vector<std::string>, std::vector<std::string>, std::string>;
-/// An attribute value as Python holds it; a list holds sizes as expression text.
-using AttrArg = std::variant<int64_t, double, std::string, std::vector<std::string>>;
-/// One node: (name, kind, operand indices, attributes, type or None for a value that is not one
-/// tensor of an IR dtype, printed i64[]).
-using NodeArg = std::tuple<std::string, std::string, std::vector<int>,
-                           std::map<std::string, AttrArg>, std::optional<TypeArg>>;
-
-/// Size symbols as the frontend hands them over: (name, hint).
-using SymbolArgs = std::vector<std::pair<std::string, int64_t>>;
-
-/// The Graph the frontend built, unverified; raises CompileError on a dtype the IR lacks or a
-/// size that is not an expression.
-af::graph::Graph graph_of(const std::string& name, const SymbolArgs& symbols,
-                          const std::vector<NodeArg>& nodes, const std::vector<int>& outputs) {
-  af::graph::Graph g;
-  g.name = name;
-  for (const auto& [sym, hint] : symbols) g.symbols.push_back({sym, hint});
-  auto exprs = [](const std::vector<std::string>& texts) {
-    std::vector<af::sym::Expr> out;
-    for (const std::string& t : texts) out.push_back(af::sym::parse_expr(t));
-    return out;
-  };
-  for (const auto& [node_name, kind, operands, attrs, type] : nodes) {
-    af::graph::Node n{node_name, kind, operands, {}, {}};
-    for (const auto& [key, value] : attrs)
-      n.attrs[key] = std::visit(
-          [&](const auto& v) -> af::Attr {
-            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::vector<std::string>>)
-              return exprs(v);
-            else
-              return v;
-          },
-          value);
-    if (type) {
-      const auto& [dtype, shape, strides, offset] = *type;
-      std::optional<af::DType> dt = af::parse_dtype(dtype);
-      if (!dt) throw af::CompileError("node %" + node_name + ": unknown dtype " + dtype);
-      n.type = {*dt, exprs(shape), exprs(strides), af::sym::parse_expr(offset)};
-    } else {
-      n.type = af::graph::TensorType::contiguous(af::DType::I64, {});
-    }
-    g.add(std::move(n));
-  }
-  g.outputs = outputs;
-  return g;
 }
 
 /// explain's count of ATen ops as Python hands it to the pictures: (computing ATen ops, of them
@@ -659,12 +669,14 @@ NB_MODULE(_C, m) {
       .def("launch", &launch, nb::arg("k"), nb::arg("ptrs"), nb::arg("syms"), nb::arg("nthreads"),
            "Runs kernel k on data pointers (inputs then outputs) with size symbol values.");
 
-  m.def("compile", &compile, nb::arg("graph_text"), nb::arg("dump_dir") = "",
-        nb::arg("cache_dir") = "", nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true,
-        nb::arg("log") = nb::none(), nb::arg("flags") = "", nb::arg("tuning_file") = "",
-        nb::arg("isa") = "", nb::arg("sanitize") = "", nb::arg("target") = "", nb::arg("cann") = "",
-        nb::arg("soc") = "", nb::rv_policy::take_ownership,
-        "Parses Graph IR text and compiles it with AUTOFUSE_FLAGS `flags`; with a `tuning_file` "
+  m.def("compile", &compile, nb::arg("graph"), nb::arg("dump_dir") = "", nb::arg("cache_dir") = "",
+        nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true, nb::arg("log") = nb::none(),
+        nb::arg("flags") = "", nb::arg("tuning_file") = "", nb::arg("isa") = "",
+        nb::arg("sanitize") = "", nb::arg("target") = "", nb::arg("cann") = "", nb::arg("soc") = "",
+        nb::rv_policy::take_ownership,
+        "Compiles `graph` (the frontend's records, (name, symbols, nodes, outputs) as "
+        "print_graph takes them, built without text; or Graph IR text, parsed) with "
+        "AUTOFUSE_FLAGS `flags`; with a `tuning_file` "
         "its kernels launch with measured tilings (runtime/tuning.h); `isa` (avx512, avx2, "
         "scalar; \"\" = the host's best) picks the kernels' vector ISA; `sanitize` "
         "(\"address,undefined\") builds them with those sanitizers; `target` (cpu, ascendc; \"\" = "
