@@ -101,7 +101,7 @@ fuzz: build
 	  tests/python/test_random_concat_graphs.py || exit 1; \
 	echo "== frontend inductor, every acceptance case"; AUTOFUSE_INDUCTOR_FULL=1 AUTOFUSE_ASCENDC_FULL=1 $(PY) -m pytest -q \
 	  tests/python/test_acceptance.py tests/python/test_acceptance_reduce.py tests/python/test_concat.py \
-	  tests/python/test_dynamic_shapes.py -k inductor; \
+	  tests/python/test_dynamic_shapes.py -k inductor || exit 1; \
 	echo "== long reductions up to 10^9 elements against float64"; AUTOFUSE_BIG_TESTS=1 $(PY) -m pytest -q \
 	  tests/python/test_long_reductions.py
 
