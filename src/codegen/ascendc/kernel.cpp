@@ -153,9 +153,7 @@ class KernelPrinter {
   }
 
   /// The UB bytes left for tiles: the target's, less the row values' fixed repeats.
-  int64_t ub_for_tiles() const {
-    return t_.device.onchip_bytes - int64_t{row_values_} * kRepeat * 4;
-  }
+  int64_t ub_for_tiles() const { return t_.device.onchip_bytes - row_values_ * kRepeat * 4; }
 
   /// Whether broadcast node i spreads a row value (one per row) over the row (reduce_outer's
   /// row values are already tiles of columns: their broadcast over the rows is the same tile).
