@@ -47,10 +47,8 @@ def _core_choices(target: str = "", option: str = "") -> Sequence[str]:
     """The registered targets' names, or the values target `target`'s option `option` takes."""
     from . import _C
 
-    for name, _summary, options in _C.targets():
-        if option and name == target:
-            return tuple(options[option])
-    return tuple(name for name, _summary, _options in _C.targets())
+    targets = {name: options for name, _summary, options in _C.targets()}
+    return tuple(targets[target][option]) if option else tuple(targets)
 
 
 @dataclasses.dataclass(frozen=True)
