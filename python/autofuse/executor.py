@@ -155,12 +155,15 @@ class Executor:
         return checks
 
     def _build(self, tr: Translation, steps: Sequence[Any]) -> List[tuple]:
-        """The plan of `steps` (the program's _C.Step records, whose node indices are slots)."""
+        """The plan of `steps` (the program's _C.Step records, whose value ids are slots)."""
         from ._C import StepKind
 
         nodes = tr.nodes
-        if self.program.num_nodes() != len(nodes):
-            raise ExecutorError(f"the program has {self.program.num_nodes()} nodes, the translation {len(nodes)}")
+        # Steps name values by stable id: the frontend's node order (graph::Node::id).
+        unknown = {i for st in steps for i in (*st.ops, *st.inputs, *st.outputs) if not 0 <= i < len(nodes)}
+        if unknown:
+            raise ExecutorError(f"the program's steps name value ids {sorted(unknown)[:8]} the translation "
+                                f"lacks ({len(nodes)} nodes)")
         available = set(tr.placeholders)
         plan: List[tuple] = []
         reads: List[List[int]] = []  # per plan entry, the slots it reads

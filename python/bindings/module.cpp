@@ -58,15 +58,16 @@ struct Program {
   std::vector<std::shared_ptr<af::runtime::KernelTuningCache>> tuned;
 };
 
-/// One step of a compiled program as Python reads it (Program.steps()): node indices into the
-/// Graph IR the frontend printed (its node order), the traffic at the size hints
+/// One step of a compiled program as Python reads it (Program.steps()): the values it computes,
+/// reads and writes by their stable ids (graph::Node::id: the frontend's node order, whatever the
+/// core's passes did to the graph's positions), the traffic at the size hints
 /// (fusion::step_bytes; None when a size has no hint) and, for a kernel, its TilingCases.
 struct Step {
   af::fusion::FusedNode::Kind kind;
   std::string name;          // "k3" for a kernel, the node's name for an opaque step
-  std::vector<int> ops;      // Graph IR nodes the step computes
-  std::vector<int> inputs;   // nodes it reads (a kernel: in argument order)
-  std::vector<int> outputs;  // nodes it writes (a kernel: in argument order)
+  std::vector<int> ops;      // ids of the Graph IR values the step computes
+  std::vector<int> inputs;   // ids of those it reads (a kernel: in argument order)
+  std::vector<int> outputs;  // ids of those it writes (a kernel: in argument order)
   int kernel = -1;           // the kernel's index (launch(k, ...)); -1 for an opaque step
   std::string reason;        // an opaque step: why the op is not in a kernel
   std::optional<int64_t> bytes_read, bytes_written, bytes_unfused;
@@ -76,11 +77,16 @@ struct Step {
 /// Every step of the fused program, in execution order.
 std::vector<Step> steps_of(const Program& p) {
   const auto& fg = p.prog.fused;
+  auto ids = [&](const std::vector<int>& positions) {
+    std::vector<int> out;
+    for (int i : positions) out.push_back(fg.source.nodes.at(i).id);
+    return out;
+  };
   std::vector<Step> out;
   int k = 0;
   for (const auto& n : fg.nodes) {
     bool kernel = n.kind == af::fusion::FusedNode::Kind::Kernel;
-    Step s{n.kind, n.name, n.ops, n.inputs, n.outputs, kernel ? k++ : -1, n.reason};
+    Step s{n.kind, n.name, ids(n.ops), ids(n.inputs), ids(n.outputs), kernel ? k++ : -1, n.reason};
     try {
       af::fusion::StepBytes b = af::fusion::step_bytes(fg, n);
       s.bytes_read = b.read, s.bytes_written = b.written, s.bytes_unfused = b.unfused;
@@ -611,9 +617,6 @@ NB_MODULE(_C, m) {
           "source", [](const Program& p) { return p.prog.source; }, "The generated C++ source.")
       .def("steps", &steps_of, "The Steps in execution order.")
       .def("num_kernels", [](const Program& p) { return p.prog.kernels.size(); })
-      .def(
-          "num_nodes", [](const Program& p) { return p.prog.fused.source.nodes.size(); },
-          "Nodes of the Graph IR compiled: a Step's node indices address them in printed order.")
       .def(
           "tuning_stats",
           [](const Program& p) {

@@ -32,6 +32,8 @@ TensorType TensorType::contiguous(DType dtype, std::vector<sym::Expr> shape) {
 }
 
 int Graph::add(Node n) {
+  if (n.id < 0) n.id = next_id;
+  next_id = std::max(next_id, n.id + 1);
   nodes.push_back(std::move(n));
   return static_cast<int>(nodes.size()) - 1;
 }

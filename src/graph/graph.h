@@ -45,6 +45,10 @@ struct Node {
   std::vector<int> operands;  // indices of producer nodes in Graph::nodes
   AttrMap attrs;
   TensorType type;
+  /// The value's stable id: what a compiled program's steps name it by (the frontend's node
+  /// order for a graph built or parsed in order). Graph::add gives the next one when unset; a
+  /// pass that adds, drops or reorders nodes keeps the others' ids.
+  int id = -1;
 };
 
 /// A whole graph in topological order: operands always precede their users.
@@ -53,8 +57,9 @@ struct Graph {
   std::vector<Symbol> symbols;
   std::vector<Node> nodes;
   std::vector<int> outputs;  // node indices returned by the graph, in order
+  int next_id = 0;           // the id Graph::add gives the next node without one
 
-  /// Appends a node and returns its index.
+  /// Appends a node (given the next id when its id is unset) and returns its index.
   int add(Node n);
   /// Index of the node named `name`, or -1.
   int find(std::string_view name) const;

@@ -101,6 +101,31 @@ TEST(Graph, FindInputsUsersHints) {
   EXPECT_EQ(g.hints(), (sym::Bindings{{"s0", 64}}));
 }
 
+// A value's id is stable: Graph::add numbers nodes in order, keeps an id it is given, and a
+// later node without one gets the next after every id seen (a pass that drops or adds nodes
+// leaves the others' ids alone; compiled programs' steps name values by id).
+TEST(Graph, StableValueIds) {
+  Graph g;
+  g.add(Node{"a", "input", {}, {}, {}});
+  g.add(Node{"b", "input", {}, {}, {}});
+  EXPECT_EQ(g.nodes[0].id, 0);
+  EXPECT_EQ(g.nodes[1].id, 1);
+  Node kept{"c", "neg", {0}, {}, {}};
+  kept.id = 7;
+  g.add(kept);
+  g.add(Node{"d", "neg", {2}, {}, {}});
+  EXPECT_EQ(g.nodes[2].id, 7);
+  EXPECT_EQ(g.nodes[3].id, 8);
+  Graph parsed = parse_graph(R"(graph @t() {
+  %x = input() {index = 0} : f32[2]
+  %y = neg(%x) : f32[2]
+  return %y
+})");
+  EXPECT_EQ(parsed.nodes[1].id, 1);
+  Graph copy = parsed;  // a pass's copy keeps them
+  EXPECT_EQ(copy.nodes[1].id, 1);
+}
+
 TEST(Graph, AttrAccessors) {
   Graph g = example();
   EXPECT_EQ(attr_int(g.nodes[1], "index"), 1);
