@@ -34,6 +34,7 @@
 #include "jit/toolchain_check.h"
 #include "pipeline/flags.h"
 #include "pipeline/pipeline.h"
+#include "program.h"
 #include "runtime/launch.h"
 #include "runtime/openmp_team.h"
 #include "runtime/tuning.h"
@@ -47,16 +48,6 @@ namespace {
 
 /// The most kernel arguments / size symbols launch() passes without a heap allocation.
 constexpr size_t kStackArgs = 64;
-
-/// A compiled program as Python sees it; keeps the loaded kernels alive.
-struct Program {
-  af::CompiledProgram prog;
-  af::target::Target target;
-  /// Measured tilings (CompilerConfig(tune=True)); null when tuning is off.
-  std::shared_ptr<af::runtime::TuningTable> tuning;
-  /// Per kernel, the choices its tuned launches used (the fast path in front of `tuning`).
-  std::vector<std::shared_ptr<af::runtime::KernelTuningCache>> tuned;
-};
 
 /// One step of a compiled program as Python reads it (Program.steps()): the values it computes,
 /// reads and writes by their stable ids (graph::Node::id: the frontend's node order, whatever the
@@ -276,56 +267,6 @@ std::shared_ptr<af::runtime::TuningTable> tuning_table(const std::string& path) 
   return t;
 }
 
-/// Parses and compiles Graph IR text; `log` (a callable or None) receives the pipeline's lines;
-/// `isa` ("" = the host's best) picks the kernels' vector ISA, one the host runs; `sanitize`
-/// ("address,undefined") instruments the kernels.
-/// The options compile() and compile_ascir() share, from their keyword arguments.
-af::CompileOptions compile_options(const std::string& dump_dir, const std::string& cache_dir,
-                                   const std::string& cxx, nb::handle log, const std::string& isa,
-                                   const std::string& sanitize, const std::string& target,
-                                   const std::string& cann, const std::string& soc) {
-  af::CompileOptions opts;
-  opts.target = af::backends::configure_target(opts.target, target, {{"cann", cann}, {"soc", soc}});
-  opts.sanitize = af::jit::Sanitizers::parse(sanitize);
-  if (!isa.empty()) {
-    af::target::Isa want = af::target::parse_isa(isa);
-    if (!opts.target.supports_isa(want))
-      throw af::CompileError("autofuse: isa '" + isa + "' does not run on this host (its best: " +
-                             std::string(af::target::isa_name(opts.target.isa)) + ")");
-    opts.target = opts.target.with_isa(want);
-  }
-  opts.dump_dir = dump_dir;
-  opts.cache_dir = cache_dir;
-  opts.cxx = cxx;
-  if (log.is_valid() && !log.is_none()) {
-    // The callable outlives compile() (the caller holds it); call it with the GIL held.
-    opts.log = [log](const std::string& line) {
-      nb::gil_scoped_acquire acquire;
-      try {
-        log(line);
-      } catch (nb::python_error& e) {
-        e.discard_as_unraisable("autofuse log callback");
-      }
-    };
-  }
-  return opts;
-}
-
-/// A Program for `prog`, compiled with `opts`, launching with the measured tilings of
-/// `tuning_file` when one is given.
-Program* make_program(af::CompiledProgram prog, const af::CompileOptions& opts,
-                      const std::string& tuning_file) {
-  auto program = std::make_unique<Program>();
-  program->target = opts.target;
-  program->prog = std::move(prog);
-  if (!tuning_file.empty()) {
-    program->tuning = tuning_table(tuning_file);
-    for (size_t i = 0; i < program->prog.kernels.size(); ++i)
-      program->tuned.push_back(std::make_shared<af::runtime::KernelTuningCache>());
-  }
-  return program.release();
-}
-
 /// A Graph IR type as the frontend hands it over: (dtype name, shape, strides, offset), sizes as
 /// expression text (sym/expr.h).
 using TypeArg =
@@ -405,37 +346,6 @@ Program* compile(const GraphInput& graph, const std::string& dump_dir, const std
   return make_program(std::move(prog), opts, tuning_file);
 }
 
-Program* compile_ascir(const std::string& text, const std::string& name,
-                       const std::string& dump_dir, const std::string& cache_dir,
-                       const std::string& cxx, nb::handle log, const std::string& tuning_file,
-                       const std::string& isa, const std::string& sanitize,
-                       const std::string& target, const std::string& cann, const std::string& soc) {
-  af::CompileOptions opts =
-      compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target, cann, soc);
-  af::CompiledProgram prog;
-  {
-    nb::gil_scoped_release release;
-    prog = af::compile_ascir(text, opts, name);
-  }
-  return make_program(std::move(prog), opts, tuning_file);
-}
-
-/// (source, target per kernel): what compile_ascir() would build for `text`, without compiling
-/// it; raises CompileError where the AscIR, its schedule or its codegen fails.
-std::pair<std::string, std::vector<std::string>> ascir_source(const std::string& text,
-                                                              const std::string& isa,
-                                                              const std::string& target,
-                                                              const std::string& cann,
-                                                              const std::string& soc) {
-  af::CompileOptions opts = compile_options("", "", "g++", nb::none(), isa, "", target, cann, soc);
-  nb::gil_scoped_release release;
-  af::CompiledProgram prog = af::compile_ascir(text, opts, "ascir", af::Stage::Schedule);
-  af::codegen::EmittedSource src = af::program_source(af::kernel_units(prog.fused), opts, "ascir");
-  std::vector<std::string> targets;
-  for (const auto& k : src.kernels) targets.push_back(k.target);
-  return {src.code, targets};
-}
-
 /// AUTOFUSE_FLAGS `text` applied on top of `base` (flags text, "" = defaults) as a dict of the
 /// effective settings plus "flags", their canonical text; raises FlagError naming `source`.
 nb::dict parse_flags(const std::string& text, const std::string& base, const std::string& source) {
@@ -513,11 +423,57 @@ nb::dict op_registry() {
 
 }  // namespace
 
+af::CompileOptions compile_options(const std::string& dump_dir, const std::string& cache_dir,
+                                   const std::string& cxx, nb::handle log, const std::string& isa,
+                                   const std::string& sanitize, const std::string& target,
+                                   const std::string& cann, const std::string& soc) {
+  af::CompileOptions opts;
+  opts.target = af::backends::configure_target(opts.target, target, {{"cann", cann}, {"soc", soc}});
+  opts.sanitize = af::jit::Sanitizers::parse(sanitize);
+  if (!isa.empty()) {
+    af::target::Isa want = af::target::parse_isa(isa);
+    if (!opts.target.supports_isa(want))
+      throw af::CompileError("autofuse: isa '" + isa + "' does not run on this host (its best: " +
+                             std::string(af::target::isa_name(opts.target.isa)) + ")");
+    opts.target = opts.target.with_isa(want);
+  }
+  opts.dump_dir = dump_dir;
+  opts.cache_dir = cache_dir;
+  opts.cxx = cxx;
+  if (log.is_valid() && !log.is_none()) {
+    // The callable outlives compile() (the caller holds it); call it with the GIL held.
+    opts.log = [log](const std::string& line) {
+      nb::gil_scoped_acquire acquire;
+      try {
+        log(line);
+      } catch (nb::python_error& e) {
+        e.discard_as_unraisable("autofuse log callback");
+      }
+    };
+  }
+  return opts;
+}
+
+Program* make_program(af::CompiledProgram prog, const af::CompileOptions& opts,
+                      const std::string& tuning_file) {
+  auto program = std::make_unique<Program>();
+  program->target = opts.target;
+  program->prog = std::move(prog);
+  if (!tuning_file.empty()) {
+    program->tuning = tuning_table(tuning_file);
+    for (size_t i = 0; i < program->prog.kernels.size(); ++i)
+      program->tuned.push_back(std::make_shared<af::runtime::KernelTuningCache>());
+  }
+  return program.release();
+}
+
 void bind_linear_rows(nb::module_& m);  // linear_rows.cpp
+void bind_ascir(nb::module_& m);        // ascir.cpp
 
 NB_MODULE(_C, m) {
   m.doc() = "autofuse C++ core: Graph IR text -> fused, compiled CPU kernels";
   bind_linear_rows(m);
+  bind_ascir(m);
   // Programs live in Dynamo's caches until interpreter exit; that is not a leak worth a warning.
   nb::set_leak_warnings(false);
 #ifdef AUTOFUSE_VERSION
@@ -548,9 +504,9 @@ NB_MODULE(_C, m) {
   nb::class_<Step>(m, "Step", "One step of a compiled program (Program.steps()).")
       .def_ro("kind", &Step::kind)
       .def_ro("name", &Step::name)
-      .def_ro("ops", &Step::ops, "Graph IR node indices the step computes.")
-      .def_ro("inputs", &Step::inputs, "Node indices read (a kernel: in argument order).")
-      .def_ro("outputs", &Step::outputs, "Node indices written (a kernel: in argument order).")
+      .def_ro("ops", &Step::ops, "Ids of the Graph IR values the step computes.")
+      .def_ro("inputs", &Step::inputs, "Value ids read (a kernel: in argument order).")
+      .def_ro("outputs", &Step::outputs, "Value ids written (a kernel: in argument order).")
       .def_ro("kernel", &Step::kernel, "The kernel index launch() takes; -1 for an opaque step.")
       .def_ro("reason", &Step::reason, "An opaque step: why its op is not in a kernel.")
       .def_ro("bytes_read", &Step::bytes_read, "Bytes read at the size hints (None: unknown).")
@@ -687,20 +643,6 @@ NB_MODULE(_C, m) {
         "Ascend C API spelling the ascendc target uses, `soc` (Ascend910B1, ...; \"\" = "
         "Ascend910B1) the NPU its tiling is for. Raises CompileError, "
         "ToolchainError or FlagError.");
-  m.def("compile_ascir", &compile_ascir, nb::arg("ascir_text"), nb::arg("name") = "ascir",
-        nb::arg("dump_dir") = "", nb::arg("cache_dir") = "", nb::arg("cxx") = "g++",
-        nb::arg("log") = nb::none(), nb::arg("tuning_file") = "", nb::arg("isa") = "",
-        nb::arg("sanitize") = "", nb::arg("target") = "", nb::arg("cann") = "", nb::arg("soc") = "",
-        nb::rv_policy::take_ownership,
-        "Compiles unscheduled AscIR text (one or more `ascgraph`s, fused elsewhere: the "
-        "Inductor frontend) from Schedule on: a Program with a kernel per ascgraph, in text "
-        "order. Options as compile(). Raises CompileError or "
-        "ToolchainError.");
-  m.def("ascir_source", &ascir_source, nb::arg("ascir_text"), nb::arg("isa") = "",
-        nb::arg("target") = "", nb::arg("cann") = "", nb::arg("soc") = "",
-        "(source, target per kernel: \"cpu\" or \"ascendc\"): what compile_ascir() would "
-        "build for the AscIR text (verify, schedule, codegen; no C++ compile). Raises "
-        "CompileError.");
   m.def(
       "parse_sanitize",
       [](const std::string& text) { return af::jit::Sanitizers::parse(text).to_string(); },

@@ -150,6 +150,18 @@ bool is_reduce_op(std::string_view kind) {
   return def && def->cls == OpClass::Reduce;
 }
 
+bool gives_bool(std::string_view kind, DType operand) {
+  auto one_of = [&](std::initializer_list<std::string_view> names) {
+    for (auto n : names)
+      if (kind == n) return true;
+    return false;
+  };
+  if (one_of({"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}))
+    return operand == DType::Bool;
+  return one_of({"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "logical_and", "logical_or",
+                 "logical_xor", "logical_not"});
+}
+
 const std::vector<OpDef>& all_ops() {
   return kOps;
 }

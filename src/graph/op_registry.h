@@ -57,5 +57,8 @@ const std::vector<OpDef>& all_ops();
 /// Whether `kind` is a reduce kind of the registry (reduce_sum, reduce_mean, ...): the one
 /// definition fusion, schedule and codegen ask.
 bool is_reduce_op(std::string_view kind);
+/// Whether elementwise kind `kind` with first operand of dtype `operand` gives bool:
+/// comparisons and logic always, bitwise_* on bool operands (on integers the integer dtype).
+bool gives_bool(std::string_view kind, DType operand);
 
 }  // namespace af::graph

@@ -22,12 +22,6 @@ bool valid_identifier(const std::string& s) {
   return true;
 }
 
-bool is_one_of(std::string_view k, std::initializer_list<std::string_view> names) {
-  for (auto n : names)
-    if (k == n) return true;
-  return false;
-}
-
 /// "f32, f16, bf16" for a dtype mask.
 std::string mask_names(DTypeMask m) {
   std::string out;
@@ -35,16 +29,6 @@ std::string mask_names(DTypeMask m) {
     if (m & (1u << t))
       out += (out.empty() ? "" : ", ") + std::string(dtype_name(static_cast<DType>(t)));
   return out;
-}
-
-/// Elementwise kinds whose result is bool whatever the operand dtype.
-/// Whether kind `k` with first operand dtype `operand` gives bool: comparisons and logic
-/// always, bitwise_* on bool operands (on integers they give the integer dtype).
-bool gives_bool(std::string_view k, DType operand) {
-  if (is_one_of(k, {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}))
-    return operand == DType::Bool;
-  return is_one_of(k, {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "logical_and",
-                       "logical_or", "logical_xor", "logical_not"});
 }
 
 /// Checks one node; `fail` throws with the node named (in its graph's context, or only the

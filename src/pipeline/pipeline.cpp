@@ -159,17 +159,9 @@ void schedule_kernels(fusion::FusedGraph& fused, const target::Target& t) {
 
 namespace {
 
-/// The pipeline from Schedule on, for both entries (compile, compile_ascir): schedule, codegen,
-/// jit, stopping after `last`.
-void from_schedule(CompiledProgram& prog, const CompileOptions& opts, const std::string& name,
-                   Stage last, std::chrono::steady_clock::time_point start) {
-  // Axis merging, tile and block split, vectorized axis: one TilingCase per kernel.
-  schedule_kernels(prog.fused, opts.target);
-  dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
-  if (!opts.dump_dir.empty() && !prog.fused.source.nodes.empty())
-    dump(opts, name, "fused.dot", fusion::print_dot(prog.fused));
-  if (last == Stage::Schedule) return;
-
+/// The pipeline from Codegen on, for scheduled kernels: codegen, jit, stopping after `last`.
+void from_codegen(CompiledProgram& prog, const CompileOptions& opts, const std::string& name,
+                  Stage last, std::chrono::steady_clock::time_point start) {
   // One translation unit for every kernel of the graph: C++ for the CPU, or Ascend C for each
   // kernel the Ascend C emitter can print and C++ for the rest.
   std::vector<codegen::KernelUnit> kernels = kernel_units(prog.fused);
@@ -181,6 +173,19 @@ void from_schedule(CompiledProgram& prog, const CompileOptions& opts, const std:
   // Compile (or fetch from the disk cache) and load.
   load_kernels(prog, src, opts, name);
   finish(prog, opts, name, start);
+}
+
+/// The pipeline from Schedule on, for both entries (compile, compile_ascir): schedule, codegen,
+/// jit, stopping after `last`.
+void from_schedule(CompiledProgram& prog, const CompileOptions& opts, const std::string& name,
+                   Stage last, std::chrono::steady_clock::time_point start) {
+  // Axis merging, tile and block split, vectorized axis: one TilingCase per kernel.
+  schedule_kernels(prog.fused, opts.target);
+  dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
+  if (!opts.dump_dir.empty() && !prog.fused.source.nodes.empty())
+    dump(opts, name, "fused.dot", fusion::print_dot(prog.fused));
+  if (last == Stage::Schedule) return;
+  from_codegen(prog, opts, name, last, start);
 }
 
 }  // namespace
@@ -237,6 +242,16 @@ CompiledProgram compile_ascir(const std::string& text, const CompileOptions& opt
   }
   if (last < Stage::Schedule) return prog;
   from_schedule(prog, opts, name, last, start);
+  return prog;
+}
+
+CompiledProgram compile_scheduled(fusion::FusedGraph fused, const CompileOptions& opts,
+                                  const std::string& name, Stage last) {
+  auto start = std::chrono::steady_clock::now();
+  CompiledProgram prog;
+  prog.fused = std::move(fused);
+  dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
+  if (last > Stage::Schedule) from_codegen(prog, opts, name, last, start);
   return prog;
 }
 

@@ -91,6 +91,12 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
 CompiledProgram compile_ascir(const std::string& text, const CompileOptions& opts,
                               const std::string& name, Stage last = Stage::Jit);
 
+/// The pipeline from Codegen on, for kernels scheduled by schedule_kernels (the Inductor
+/// frontend schedules each group once, when it checks the group): prints and loads `fused`'s
+/// kernels as one program named `name`. Throws as compile() does.
+CompiledProgram compile_scheduled(fusion::FusedGraph fused, const CompileOptions& opts,
+                                  const std::string& name, Stage last = Stage::Jit);
+
 /// The Schedule stage: verifies and schedules every loop nest of `fused` (each segment of a
 /// concat kernel on its own) for target `t`.
 void schedule_kernels(fusion::FusedGraph& fused, const target::Target& t);

@@ -144,22 +144,22 @@ def test_the_value_tables_match_the_core():
     assert set(autofuse.host_isas()) <= set(ISAS)
     for isa in ISAS:
         if isa in autofuse.host_isas():
-            _C.ascir_source("", isa=isa)
+            _C.compile_ascir("", isa=isa)
         else:
             with pytest.raises(_C.CompileError, match="does not run on this host"):
-                _C.ascir_source("", isa=isa)
+                _C.compile_ascir("", isa=isa)
     targets = {name: options for name, _summary, options in _C.targets()}
     assert list(targets)[0] == "cpu" and "ascendc" in targets
     assert set(SETTINGS["target"].choices()) == {""} | set(targets)
     for target in targets:
-        _C.ascir_source("", target=target)
+        _C.compile_ascir("", target=target)
     assert SETTINGS["cann_version"].choices()[1:] == tuple(targets["ascendc"]["cann"])
     for cann in targets["ascendc"]["cann"]:
-        _C.ascir_source("", target="ascendc", cann=cann)
+        _C.compile_ascir("", target="ascendc", cann=cann)
     assert SETTINGS["ascend_soc"].choices()[1:] == tuple(targets["ascendc"]["soc"])
     for soc in targets["ascendc"]["soc"]:
-        _C.ascir_source("", target="ascendc", soc=soc)
+        _C.compile_ascir("", target="ascendc", soc=soc)
     for bad in [{"isa": "AVX2"}, {"target": "AscendC"}, {"target": "ascendc", "cann": "8.1"},
                 {"target": "ascendc", "soc": "ascend910b1"}]:
         with pytest.raises(_C.CompileError, match="unknown"):
-            _C.ascir_source("", **bad)
+            _C.compile_ascir("", **bad)

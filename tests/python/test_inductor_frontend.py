@@ -129,7 +129,7 @@ def test_gathers_are_ours_scatters_stay_with_inductor_per_node_with_reason():
     assert any("aten._unsafe_masked_index_put_accumulate.default" in g.origins for g in left), left
     # The embedding gather is an AscIR kernel: a load indexed by the ids (docs/ir.md).
     gathers = [g for g in report.groups if g.kernel and "aten.embedding.default" in g.origins]
-    assert gathers and all(re.search(r"= load\(%\S+, %\S+\) \{index_stride = 32, index_bound = 100\}", g.ascir)
+    assert gathers and all(re.search(r"= load\(%\S+, %\S+\) \{index_bound = 100, index_stride = 32\}", g.ascir)
                            for g in gathers), gathers
     assert len(report.graphs) == 2  # forward and backward
 
@@ -180,11 +180,12 @@ def test_integer_index_math_is_one_kernel(dynamic):
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
 def test_integer_kinds_follow_the_op_registry(dtype):
-    """The integer kinds the tracer emits are the registry's rows for i64 and i32 (relu and sign
-    among them), one kernel matching eager exactly."""
-    from autofuse.inductor.trace import int_kinds
+    """The integer kinds kernels compute are the registry's rows for i64 and i32 (relu and sign
+    among them; the AscIR builder asks it), one kernel matching eager exactly."""
+    from autofuse import _C
 
-    assert {"add", "relu", "sign", "maximum"} <= int_kinds() and "div" not in int_kinds()
+    int_kinds = {k for k, (_, _, dtypes) in _C.op_registry().items() if {"i64", "i32"} <= set(dtypes)}
+    assert {"add", "relu", "sign", "maximum"} <= int_kinds and "div" not in int_kinds
 
     def f(a, b):
         return torch.relu(a - b) * torch.sign(b) + torch.maximum(a, b)
@@ -192,6 +193,27 @@ def test_integer_kinds_follow_the_op_registry(dtype):
     g = torch.Generator().manual_seed(0)
     a, b = (torch.randint(-50, 50, (6, 24), generator=g, dtype=dtype) for _ in range(2))
     torch.testing.assert_close(compile_inductor(f)(a, b), f(a, b), rtol=0, atol=0)
+    check_inductor_kernels(1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.int32])
+def test_every_registry_kind_of_inductors_op_names(dtype):
+    """An Inductor op whose name is a registry kind is the builder's to compute (fmod,
+    remainder, shifts among them: no table in the frontend), exactly as eager: float
+    fmod/remainder of signed values, integer shifts by 0..79 bits (past the width too)."""
+    g = torch.Generator().manual_seed(0)
+    if dtype.is_floating_point:
+        def f(x, y):
+            return torch.fmod(x, y) * 2 + torch.remainder(x, y)
+
+        args = (torch.randn(7, 80, generator=g) * 5, torch.randn(7, 80, generator=g) * 2 + 0.5)
+    else:
+        def f(x, y):
+            return ((x << y) + 1) * ((x >> y) - 1)
+
+        args = (torch.randint(-2**30, 2**30, (7, 80), generator=g, dtype=dtype),
+                torch.arange(80, dtype=dtype).expand(7, 80).contiguous())
+    torch.testing.assert_close(compile_inductor(f)(*args), f(*args), rtol=0, atol=0)
     check_inductor_kernels(1)
 
 

@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import itertools
 import threading
-from typing import Any, Callable, Dict, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List
 
 import torch
 
@@ -101,20 +101,20 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
     """Compiles a Dynamo graph through Inductor with autofuse's kernels for its fusion groups."""
     from .. import _C
 
-    def check_source(text: str) -> Tuple[str, List[str]]:
-        return _C.ascir_source(text, isa=config.isa, target=config.target, cann=config.cann_version,
-                               soc=config.ascend_soc)
+    def schedule(builder: Any, name: str) -> Any:
+        return _C.schedule_kernel(builder, name, isa=config.isa, target=config.target, cann=config.cann_version,
+                                  soc=config.ascend_soc)
 
     def inner(gm: torch.fx.GraphModule, example_inputs: List[Any], **kwargs: Any) -> Any:
         name = f"i{next(_counter)}"
-        session = Session(_options(config), check_source)
+        session = Session(_options(config), schedule)
         rec = InductorGraphRecord(name, session.groups)
 
         def inductors_own(e: Exception) -> Any:
             """The graph compiled again by Inductor alone, after autofuse's part failed."""
             if not config.fallback_on_error:
                 raise e
-            runtime.discard_pending()
+            runtime.discard_pending(session.kept)
             rec.fallback = f"{type(e).__name__}: {e}"
             logger.warning("autofuse: graph %s runs on Inductor's own kernels: %s", name, rec.fallback)
             forget_output_strides()

@@ -1,10 +1,11 @@
 """The Inductor frontend's kernels at run time: what Inductor's generated wrapper calls.
 
-Each AscIR kernel the frontend accepted is an `AscKernel` in the wrapper's header (its AscIR
-text and compile options) and one `run` line per call site. The kernels of one Inductor graph
-are compiled together, as one translation unit (`KernelBatch.compile`), when the graph's
-compile finishes; a kernel made without a batch (a reloaded wrapper) compiles on its first call.
-Compiling goes through autofuse's JIT cache: the same text compiles once per machine.
+Each AscIR kernel the frontend accepted is an `AscKernel` in the wrapper's header (its name,
+AscIR text and compile options) and one `run` line per call site. The kernels of one Inductor
+graph are compiled together, as one translation unit, when the graph's compile finishes: from
+the ScheduledKernels the frontend made when it checked each group (`keep`), so no kernel is
+scheduled twice; a kernel of a wrapper reloaded without them compiles from its text. Compiling
+goes through autofuse's JIT cache: the same kernel compiles once per machine.
 """
 
 from __future__ import annotations
@@ -17,6 +18,13 @@ import torch
 
 _lock = threading.Lock()
 _pending: List["AscKernel"] = []  # kernels created but not compiled yet, oldest first
+_scheduled: Dict[str, Any] = {}  # kernel name -> its _C.ScheduledKernel, until compiled
+
+
+def keep(kernel: Any) -> None:
+    """Keeps a _C.ScheduledKernel the wrapper being generated calls, for compile_pending."""
+    with _lock:
+        _scheduled[kernel.name] = kernel
 
 
 class AscKernel:
@@ -24,7 +32,8 @@ class AscKernel:
     the values of the size symbols named `symbols` (the kernel takes the ones it uses, in its
     own order: `take`)."""
 
-    def __init__(self, text: str, options: str, symbols: Sequence[str] = ()):
+    def __init__(self, name: str, text: str, options: str, symbols: Sequence[str] = ()):
+        self.name = name
         self.text = text
         self.options = json.loads(options)
         self.symbols = list(symbols)
@@ -88,10 +97,19 @@ def compile_pending(name: str = "inductor") -> int:
         groups.setdefault(json.dumps(k.options, sort_keys=True), []).append(k)
     try:
         for kernels in groups.values():
-            texts = list(dict.fromkeys(k.text for k in kernels))  # a kernel named by its text once
-            program = _C.compile_ascir("".join(texts), name=name, **kernels[0].options)
+            names = list(dict.fromkeys(k.name for k in kernels))  # each kernel once
+            with _lock:
+                scheduled = [_scheduled.get(n) for n in names]
+            if all(scheduled):
+                program = _C.compile_kernels(scheduled, name=name, **kernels[0].options)
+            else:  # a wrapper reloaded in a process that did not trace it
+                texts = {k.name: k.text for k in kernels}
+                program = _C.compile_ascir("".join(texts[n] for n in names), name=name, **kernels[0].options)
             for k in kernels:
-                k._loaded(program, texts.index(k.text))
+                k._loaded(program, names.index(k.name))
+            with _lock:
+                for n in names:
+                    _scheduled.pop(n, None)
     except Exception:
         with _lock:  # let a later call try again (and fail the same way, loudly)
             _pending[:0] = [k for k in batch if k.program is None]
@@ -99,7 +117,10 @@ def compile_pending(name: str = "inductor") -> int:
     return len(batch)
 
 
-def discard_pending() -> None:
-    """Forgets the pending kernels: a graph that fell back to Inductor's kernels never runs them."""
+def discard_pending(kept: Sequence[str] = ()) -> None:
+    """Forgets the pending kernels and the scheduled ones named `kept`: a graph that fell back
+    to Inductor's kernels never runs them."""
     with _lock:
+        for name in [*kept, *(k.name for k in _pending)]:
+            _scheduled.pop(name, None)
         _pending.clear()

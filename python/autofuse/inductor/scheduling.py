@@ -15,6 +15,7 @@ import hashlib
 import json
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import runtime
 from .torch_internals import CppScheduling, V
 from .trace import TracedGroup, arange_dtype, trace_group
 from .unsupported import Unsupported
@@ -41,11 +42,12 @@ class GroupRecord:
 class Session:
     """What one Inductor graph compile needs from autofuse: options and the group records."""
 
-    def __init__(self, options: Dict[str, str], check_source):
-        self.options = options          # compile_ascir keyword arguments (json-able)
-        self.check_source = check_source  # ascir text -> (source, [target]); raises CompileError
+    def __init__(self, options: Dict[str, str], schedule):
+        self.options = options    # compile_kernels keyword arguments (json-able)
+        self.schedule = schedule  # (AscBuilder, name) -> _C.ScheduledKernel; raises CompileError
         self.groups: List[GroupRecord] = []
         self.defined: set = set()  # kernels the wrapper defines
+        self.kept: List[str] = []  # the kernels handed to runtime.keep
 
 
 def _origins(nodes) -> List[str]:
@@ -175,21 +177,20 @@ def make_scheduling(session: Session) -> type:
             written = [b.get_name() for n in nodes for b in n.get_outputs()]
             keep = {b for b in written if not scheduler.can_buffer_be_removed_through_fusion(b, names)
                     or b in V.graph.get_output_names()}
-            group = trace_group("k", nodes, keep)
+            group = trace_group(nodes, keep)
             for table, length in group.aranges.items():
                 if arange_dtype(table) == "f32" and V.graph.sizevars.optimization_hint(length, fallback=1 << 30) > 1 << 24:
                     raise Unsupported(f"an f32 iota of {length} values (f32 is exact to 2^24)")
             # Named after its text, so the same group compiles to the same source (one JIT
             # cache entry) in every compile and process.
-            rec.name = "af_" + hashlib.sha1(group.text.encode()).hexdigest()[:12]
-            group.text = group.text.replace("ascgraph @k {", f"ascgraph @{rec.name} {{", 1)
+            rec.name = "af_" + hashlib.sha1(group.builder.finish()[0].encode()).hexdigest()[:12]
             from .. import _C
 
-            try:
-                rec.source, (rec.target,) = session.check_source(group.text)
+            try:  # scheduled and printed once: compile_pending compiles this very kernel
+                group.kernel = session.schedule(group.builder, rec.name)
             except _C.CompileError as e:
                 raise Unsupported(f"autofuse cannot compile its AscIR: {str(e).splitlines()[0]}")
-            rec.ascir = group.text
+            rec.ascir, rec.source, rec.target = group.kernel.ascir, group.kernel.source, group.kernel.target
             return group, [b for b in written if b not in keep]
 
         def _emit(self, rec: GroupRecord, group: TracedGroup, nodes, removed: List[str]) -> None:
@@ -205,7 +206,9 @@ def make_scheduling(session: Session) -> type:
             outs = [real.get(b, b) for b in group.outputs]
             symbols = group.symbols
             wrapper.add_import_once("from autofuse.inductor.runtime import AscKernel, arange")
-            body = f"AscKernel(r'''\n{group.text}''', {json.dumps(session.options)!r}, {symbols!r})"
+            runtime.keep(group.kernel)
+            session.kept.append(rec.name)
+            body = f"AscKernel({rec.name!r}, r'''\n{rec.ascir}''', {json.dumps(session.options)!r}, {symbols!r})"
             if rec.name not in session.defined:  # an identical group earlier in the graph
                 session.defined.add(rec.name)
                 wrapper.define_kernel(rec.name, body, gpu=False)

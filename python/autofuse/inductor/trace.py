@@ -1,16 +1,20 @@
-"""Inductor loop bodies -> unscheduled AscIR text (the Inductor frontend's tracer).
+"""Inductor loop bodies -> AscIR kernels, built through the core's ascir::Builder (the Inductor
+frontend's tracer).
 
 An Inductor scheduler node (or a fused group of them) is a set of loop bodies over one
 iteration space. `trace_group` runs each body under `AscTracer`, an ops handler that records
-what the body computes as AscIR nodes over the kernel axes z0, z1, ... (one per loop variable):
+what the body computes as AscIR values over the kernel axes z0, z1, ... (one per loop variable)
+in an `_C.AscBuilder`, which owns the kernels' rules: dtypes (f16/bf16 computed in f32, integer
+lanes, bool results), broadcasting, one node per distinct value, and the final cut. Here:
 
-- a load of a buffer becomes data + load with the strides and offset of its affine index (a
-  stride of 0 is a broadcast: repeat 1 on that axis); a load of a buffer the group itself wrote
-  at the same index is the written value;
-- an op becomes the registry kind of docs/ir.md (explicit `broadcast`s align operands);
+- a load of a buffer becomes an input read at the strides and offset of its affine index (a
+  stride of 0: the same along that axis); a load of a buffer the group itself wrote at the same
+  index is the written value; a load by an index value is a gather;
+- an op becomes the registry kind of docs/ir.md of the same name (Inductor's `truediv` and
+  `bitwise_*` on bools renamed);
 - a reduction reduces the node's reduction axes (welford_reduce becomes a mean and a sum of
   squared deviations); sum / index_expr(N) over a sum's N reduced elements is a reduce_mean;
-- stores are kept for `finish` to emit for the buffers read after the group.
+- stores are kept for `finish` to store the buffers read after the group.
 
 Anything else raises Unsupported with the reason: the node then stays with Inductor's C++
 backend. Tracing only reads the nodes: it has no effect on the scheduler.
@@ -20,53 +24,29 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
-import math
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import sympy
 import torch
 
+from .. import _C
+from ..ir_nodes import dtype_name
 from .loop_space import LoopSpace
 from .torch_internals import DefaultHandler, V, inductor_config
 from .unsupported import Unsupported
 
-# torch dtype -> AscIR dtype name: what generated kernels read, compute and write.
-_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.bool: "bool",
-           torch.int64: "i64", torch.int32: "i32"}
-_FLOAT = ("f32", "f16", "bf16")
-_INT = ("i64", "i32")  # computed in int64 lanes; i32 results wrap at 32 bits (codegen)
-_KERNEL_DTYPES = "f32, f16, bf16, bool, i64, i32"
-
-# Inductor op -> AscIR kind, for the ops whose operands are floats (computed in f32).
-_FLOAT_OPS = {
-    "add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "div": "div", "neg": "neg",
-    "abs": "abs", "reciprocal": "reciprocal", "exp": "exp", "exp2": "exp2", "log": "log",
-    "log1p": "log1p", "expm1": "expm1", "sqrt": "sqrt", "rsqrt": "rsqrt", "sigmoid": "sigmoid",
-    "tanh": "tanh", "erf": "erf", "sin": "sin", "cos": "cos", "relu": "relu",
-    "maximum": "maximum", "minimum": "minimum", "floor": "floor", "ceil": "ceil",
-    "trunc": "trunc", "round": "round", "sign": "sign", "pow": "pow", "eq": "eq", "ne": "ne",
-    "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "isnan": "isnan", "isinf": "isinf",
-}
-# Ops on bool operands.
-_BOOL_OPS = {
-    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
-    "logical_not": "logical_not", "bitwise_and": "logical_and", "bitwise_or": "logical_or",
-    "bitwise_xor": "logical_xor", "bitwise_not": "logical_not",
-}
-_BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf"}
-
-
-@functools.lru_cache(maxsize=None)
-def int_kinds() -> frozenset:
-    """The kinds kernels also compute on the integer operands this frontend traces (i64, i32):
-    the op registry's rows that accept both (autofuse._C.op_registry)."""
-    from .. import _C
-
-    return frozenset(k for k, (_, _, dtypes) in _C.op_registry().items() if {"i64", "i32"} <= set(dtypes))
+# Inductor's op names that the registry spells otherwise (bitwise_* are traced on bools only).
+_RENAMED = {"truediv": "div", "bitwise_and": "logical_and", "bitwise_or": "logical_or",
+            "bitwise_xor": "logical_xor", "bitwise_not": "logical_not"}
 # The name prefix of the arange tables an iota reads (a kernel input the wrapper passes as
 # runtime.arange(length, dtype)): "arange.f32.0", "arange.i64.1", ...
 ARANGE = "arange."
+
+
+@functools.lru_cache(maxsize=None)
+def _elementwise_kinds() -> frozenset:
+    """The registry's elementwise kinds (autofuse._C.op_registry): the ops a kernel may compute."""
+    return frozenset(k for k, (cls, _, _) in _C.op_registry().items() if cls == "elementwise")
 
 
 def arange_dtype(table: str) -> str:
@@ -74,28 +54,22 @@ def arange_dtype(table: str) -> str:
     return table.split(".")[1]
 
 
-# Inductor reduction type -> AscIR reduce kind.
-_REDUCTIONS = {"sum": "reduce_sum", "max": "reduce_max", "min": "reduce_min",
-               "prod": "reduce_prod", "any": "reduce_any"}
-
-
 @dataclasses.dataclass(frozen=True)
 class Value:
-    """A traced value: an AscIR node over the kernel axes (`varies[a]`: its repeat on axis a is
-    the axis size, else 1), a scalar node (no axes), or a size expression not yet a node
-    (`size`: index_expr of loop-invariant sizes)."""
+    """A traced value: a builder node (`node` >= 0), or what is not one yet: a size expression
+    (`size`: index_expr of loop-invariant sizes), or a value of a dtype kernels do not compute
+    (`buffer`: the buffer read; `const`: a constant's value)."""
 
-    node: str
-    dtype: str
-    varies: Tuple[bool, ...] = ()
+    node: int = -1
+    dtype: str = ""
     scalar: bool = False
-    const: Any = 0.0  # a scalar's value (an int for an integer scalar)
+    const: Any = 0
     size: Optional[sympy.Expr] = None
-    buffer: str = ""  # a value of a dtype kernels do not compute (no node): the buffer it is from
+    buffer: str = ""
 
 
 def expr_text(e: sympy.Expr) -> str:
-    """A sympy size expression as AscIR size text (sym/expr.h's grammar)."""
+    """A sympy size expression as sym/expr.h's text (what the builder parses)."""
     e = sympy.sympify(e)
     if e.is_Integer:
         return str(int(e))
@@ -121,80 +95,42 @@ def expr_text(e: sympy.Expr) -> str:
 
 
 class AscTracer(DefaultHandler):
-    """The ops handler that records one group's loop bodies as AscIR nodes (module docstring)."""
+    """The ops handler that records one group's loop bodies in an AscBuilder (module docstring)."""
 
-    def __init__(self, space: LoopSpace, dtype_of):
+    def __init__(self, space: LoopSpace, dtype_of: Callable[[str], torch.dtype]):
         self.space = space
         self.sizes = list(space.sizes)
         self.vars = list(space.axis_vars)
         self.dtype_of = dtype_of  # buffer name -> torch dtype
-        self.lines: List[Tuple[str, Tuple[str, ...], str]] = []  # (name, inputs, text) per node
-        self.memo: Dict[str, Value] = {}  # a node's text without its name -> the node (CSE)
-        self.narrowed: Dict[str, Value] = {}  # an f32 -> f16/bf16 cast -> the f32 value it rounds
-        self.reduce_of: Dict[str, Tuple[str, Value, Tuple[int, ...]]] = {}  # reduce -> (kind, input, axes)
-        self.names: Set[str] = set()
-        self.buffer_of: Dict[str, str] = {}  # data node -> the buffer it reads
+        self.b = _C.AscBuilder("k")
+        for s in self.sizes:
+            self.b.add_axis(expr_text(s))
+        self.reduce_of: Dict[int, Tuple[str, int, Tuple[int, ...]]] = {}  # reduce -> (kind, input, axes)
         self.aranges: Dict[str, sympy.Expr] = {}  # an arange table's name -> its length
-        self.data: Dict[Tuple[str, Tuple[str, ...], str], Value] = {}  # an affine load -> its value
-        self.tables: Dict[Tuple[str, Tuple[str, ...], str], str] = {}  # the same -> its data node
         self.indirect: Dict[sympy.Symbol, Tuple[Value, int]] = {}  # indirect_indexing -> (index, size)
         self.stored: Dict[str, Tuple[sympy.Expr, Value]] = {}  # buffer -> (index, value)
         self.reduce_axes: Tuple[int, ...] = ()  # the reduction axes of the body being traced
         self.symbols: Set[str] = {x.name for e in self.sizes for x in sympy.sympify(e).free_symbols}
 
-    # --- nodes -------------------------------------------------------------------------
-    def _name(self, base: str) -> str:
-        base = "".join(c if c.isalnum() or c in "_." else "_" for c in base) or "v"
-        for k in itertools.count():
-            name = base if k == 0 else f"{base}.{k}"
-            if name not in self.names:
-                self.names.add(name)
-                return name
-        raise AssertionError
+    # --- values ------------------------------------------------------------------------
+    def _call(self, method: str, *args: Any) -> Value:
+        """A builder call as a Value; the builder's CompileError (a rule broken) as Unsupported."""
+        try:
+            v = getattr(self.b, method)(*args)
+        except _C.CompileError as e:
+            raise Unsupported(str(e)) from None
+        return Value(v, self.b.dtype(v), self.b.is_scalar(v))
 
-    def _all_axes(self) -> str:
-        return ", ".join(f"z{i}" for i in range(len(self.sizes)))
-
-    def _tensor(self, dtype: str, varies: Sequence[bool]) -> str:
-        """` : dtype [axes] repeats [..] strides [..]` of a dense local value."""
-        reps = [self.sizes[a] if v else sympy.Integer(1) for a, v in enumerate(varies)]
-        strides, acc = [], sympy.Integer(1)
-        for r, v in reversed(list(zip(reps, varies))):
-            strides.append(acc if v else sympy.Integer(0))
-            acc = acc * r
-        strides.reverse()
-        return (f" : {dtype} [{self._all_axes()}] repeats [{', '.join(map(expr_text, reps))}]"
-                f" strides [{', '.join(map(expr_text, strides))}]")
-
-    def _node(self, base: str, op: str, inputs: Sequence[Value], dtype: str, varies: Sequence[bool],
-              attrs: str = "") -> Value:
-        for v in inputs:
-            if not v.node:
-                raise Unsupported(f"{op} of {v.dtype} values{f' read from {v.buffer}' if v.buffer else ''} "
-                                  f"(kernels compute {_KERNEL_DTYPES})")
-        args = ", ".join(f"%{v.node}" for v in inputs)
-        attrs = f" {{{attrs}}}" if attrs else ""
-        rest = f"{op}({args}){attrs} sched [{self._all_axes()}]{self._tensor(dtype, varies)}"
-        if rest in self.memo:  # Inductor's bodies recompute loads and ops: one node each
-            return self.memo[rest]
-        name = self._name(base)
-        self.lines.append((name, tuple(v.node for v in inputs), f"  %{name} = {rest}"))
-        self.memo[rest] = Value(name, dtype, tuple(varies))
-        return self.memo[rest]
+    def _node(self, v: Value, what: str) -> int:
+        """`v`'s node; Unsupported for a value that is not one."""
+        v = self._materialize(v)
+        if v.node < 0:
+            raise Unsupported(f"{what} of {v.dtype} values{f' read from {v.buffer}' if v.buffer else ''} "
+                              f"(kernels compute f32, f16, bf16, bool, i64, i32)")
+        return v.node
 
     def _scalar(self, value: Any, dtype: str) -> Value:
-        if dtype in _INT:
-            value = int(value)
-            text = str(value)
-        else:
-            value = float(value)
-            text = ("1" if value else "0") if dtype == "bool" else repr(value)
-        rest = f"scalar() {{value = {text}}} sched [{self._all_axes()}] : {dtype} [] repeats [] strides []"
-        if rest not in self.memo:
-            name = self._name("c")
-            self.lines.append((name, (), f"  %{name} = {rest}"))
-            self.memo[rest] = Value(name, dtype, (), scalar=True, const=value)
-        return self.memo[rest]
+        return self._call("scalar", value, dtype)
 
     def _materialize(self, v: Value) -> Value:
         if v.size is not None:
@@ -203,95 +139,43 @@ class AscTracer(DefaultHandler):
             return self._scalar(float(v.size), "f32")
         return v
 
-    def _broadcast(self, v: Value, varies: Sequence[bool]) -> Value:
-        v = self._materialize(v)
-        if v.scalar or tuple(v.varies) == tuple(varies):
-            return v
-        return self._node(v.node + ".b", "broadcast", [v], v.dtype, varies)
-
     def _cast(self, v: Value, dtype: str, compute_types: bool = False) -> Value:
-        v = self._materialize(v)
-        if v.dtype == dtype:
-            return v
-        if v.scalar:
-            if dtype in _INT and not math.isfinite(v.const):
-                raise Unsupported(f"the constant {v.const} cast to {dtype}")
-            return self._scalar(bool(v.const) if dtype == "bool" else v.const, dtype)
-        if dtype == "f32" and v.node in self.narrowed:
-            # A rounding to f16/bf16 "in compute types" widened again is the f32 value itself,
-            # as in Inductor's CPU kernels (their to_dtype convert cache, unless
-            # emulate_precision_casts); an explicit rounding (use_compute_types=False) stays.
-            return self.narrowed[v.node]
-        out = self._node(f"{v.node}.{dtype}", "cast", [v], dtype, v.varies)
-        if compute_types and v.dtype == "f32" and dtype in ("f16", "bf16") and not inductor_config.emulate_precision_casts:
-            self.narrowed[out.node] = v
-        return out
+        if v.node < 0 and v.scalar and v.size is None:  # a narrow integer constant
+            v = self._scalar(int(v.const), "i64")
+        return self._call("cast", self._node(v, "cast"), dtype, compute_types)
+
+    def _op(self, kind: str, args: Sequence[Any], name: str = "") -> Value:
+        vals = [self._value(a) for a in args]
+        if kind == "div" and len(vals) == 2 and vals[1].size is not None:
+            mean = self._mean(vals[0], vals[1].size)
+            if mean is not None:
+                return mean
+        return self._call("compute", kind, [self._node(v, name or kind) for v in vals], name or kind)
 
     # --- the ops handler ---------------------------------------------------------------
     def _default(self, name: str, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
-        if name in _FLOAT_OPS:
-            return self._elementwise(name, _FLOAT_OPS[name], args, float_operands=True)
-        if name in _BOOL_OPS:
-            return self._elementwise(name, _BOOL_OPS[name], args, float_operands=False)
-        if name == "where":
-            return self._where(*args)
         if name == "square":
-            return self._elementwise("mul", "mul", (args[0], args[0]), float_operands=True)
+            return self._op("mul", (args[0], args[0]))
         if name == "fma":
-            return self._elementwise("add", "add", (self._elementwise("mul", "mul", args[:2], True), args[2]), True)
-        ints = sorted({a.dtype for a in args if isinstance(a, Value) and a.dtype not in (*_FLOAT, "bool")})
-        if ints:
-            raise Unsupported(f"{name} on {', '.join(ints)} values (no integer kernel form)")
-        raise Unsupported(f"op {name} has no AscIR kernel form")
-
-    def _elementwise(self, inductor_name: str, kind: str, args: Sequence[Any], float_operands: bool) -> Value:
-        vals = [self._value(a) for a in args]
-        if float_operands and all(v.dtype in _INT for v in vals):
-            if kind not in int_kinds():
-                raise Unsupported(f"{inductor_name} on {', '.join(v.dtype for v in vals)} values "
-                                  f"(no integer kernel form)")
-            dtype = "i64" if any(v.dtype == "i64" for v in vals) else "i32"
-            vals = [self._cast(v, dtype) for v in vals]
-            varies = _union(len(self.sizes), vals)
-            vals = [self._broadcast(v, varies) for v in vals]
-            return self._node(inductor_name, kind, vals, "bool" if kind in _BOOL_RESULT else dtype, varies)
-        if float_operands:
-            if any(v.dtype not in _FLOAT and not v.scalar for v in vals):
-                raise Unsupported(f"{inductor_name} on {', '.join(v.dtype for v in vals)} values "
-                                  f"(kernels compute it on floats, or on i64/i32 alone)")
-            if kind == "div" and len(vals) == 2 and vals[1].size is not None:
-                mean = self._mean(vals[0], vals[1].size)
-                if mean is not None:
-                    return mean
-            vals = [self._cast(v, "f32") for v in vals]
-        elif any(v.dtype != "bool" for v in vals):
-            raise Unsupported(f"{inductor_name} on {', '.join(v.dtype for v in vals)} values")
-        varies = _union(len(self.sizes), vals)
-        vals = [self._broadcast(v, varies) for v in vals]
-        dtype = "bool" if kind in _BOOL_RESULT or not float_operands else "f32"
-        return self._node(inductor_name, kind, vals, dtype, varies)
+            return self._op("add", (self._op("mul", args[:2]), args[2]))
+        kind = _RENAMED.get(name, name)
+        if kind not in _elementwise_kinds() or kwargs:
+            raise Unsupported(f"op {name} has no AscIR kernel form")
+        if kind == "where":
+            return self._where(*args)
+        return self._op(kind, args, name)
 
     def _where(self, cond: Any, a: Any, b: Any) -> Value:
-        c, x, y = (self._value(v) for v in (cond, a, b))
+        c = self._value(cond)
         if c.dtype != "bool":
             c = self.to_dtype(c, torch.bool)
-        if x.dtype == "bool" or y.dtype == "bool":
-            raise Unsupported("where over bool values")
-        if x.dtype in _INT and y.dtype in _INT:
-            dtype = "i64" if "i64" in (x.dtype, y.dtype) else "i32"
-        elif x.dtype in _INT and not x.scalar or y.dtype in _INT and not y.scalar:
-            raise Unsupported(f"where over {x.dtype} and {y.dtype} values")
-        else:
-            dtype = "f32"
-        x, y = self._cast(x, dtype), self._cast(y, dtype)
-        varies = _union(len(self.sizes), [c, x, y])
-        return self._node("where", "where", [self._broadcast(v, varies) for v in (c, x, y)], dtype, varies)
+        return self._op("where", (c, a, b))
 
     def _value(self, a: Any) -> Value:
         if isinstance(a, Value):
             return a
         if isinstance(a, bool):
-            return self._scalar(a, "bool")
+            return self._scalar(int(a), "bool")
         if isinstance(a, int):
             return self._scalar(a, "i64")
         if isinstance(a, float):
@@ -300,28 +184,30 @@ class AscTracer(DefaultHandler):
 
     def constant(self, value: Any, dtype: torch.dtype) -> Value:
         if dtype == torch.bool:
-            return self._scalar(float(bool(value)), "bool")
+            return self._scalar(int(bool(value)), "bool")
         if dtype.is_floating_point:
             return self._scalar(float(value), "f32")
-        if dtype in _DTYPES:
-            return self._scalar(int(value), _DTYPES[dtype])
+        name = dtype_name(dtype) or str(dtype)
+        if name in ("i64", "i32"):
+            return self._scalar(int(value), name)
         # A narrow integer: a node only once cast to a kernel dtype (to_dtype) or used by an op.
-        return Value("", str(dtype).replace("torch.", ""), (), scalar=True, const=int(value))
+        return Value(-1, name, True, const=int(value))
 
     def index_expr(self, expr: sympy.Expr, dtype: torch.dtype) -> Value:
         expr = self.space.to_axes(expr)
-        if dtype not in (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32):
-            raise Unsupported(f"index_expr of dtype {dtype} (kernels compute {_KERNEL_DTYPES})")
+        name = dtype_name(dtype)
+        if name not in ("f32", "f16", "bf16", "i64", "i32"):
+            raise Unsupported(f"index_expr of dtype {dtype} (kernels compute f32, f16, bf16, i64, i32)")
         kind = "f32" if dtype.is_floating_point else "i64"
         if expr.free_symbols & set(self.vars):
             if not self._is_affine(expr):  # abs(i - j), max(i, j): integer math over iotas
-                return self._cast(self._index_value(expr), _DTYPES[dtype])
-            return self._cast(self._iota(expr, kind), _DTYPES[dtype])
+                return self._cast(self._index_value(expr), name)
+            return self._cast(self._iota(expr, kind), name)
         if not expr.free_symbols:
-            return self._scalar(expr, _DTYPES[dtype] if kind == "i64" else "f32")
+            return self._scalar(int(expr) if kind == "i64" else float(expr), name if kind == "i64" else "f32")
         if kind == "i64":
             raise Unsupported(f"index_expr {expr} (a size as an integer value)")
-        return Value("", "f32", (), size=expr)
+        return Value(-1, "f32", True, size=expr)
 
     def _iota(self, expr: sympy.Expr, dtype: str) -> Value:
         """An index expression affine in the axes, as `dtype` (f32 or i64) values: a read of an
@@ -336,8 +222,7 @@ class AscTracer(DefaultHandler):
         down = sum(-t * x for t, x, pos in zip(terms, [*self.vars, 1], signs) if not pos)
         if down == 0:
             return self._arange_read(expr, strides, offset, dtype)
-        parts = [self._iota(sympy.sympify(e), dtype) for e in (up, down)]
-        return self._elementwise("sub", "sub", parts, True)
+        return self._op("sub", [self._iota(sympy.sympify(e), dtype) for e in (up, down)])
 
     def _is_affine(self, expr: sympy.Expr) -> bool:
         try:
@@ -362,8 +247,8 @@ class AscTracer(DefaultHandler):
         args = [self._index_value(a) for a in expr.args]
         out = args[0]
         for a in args[1:]:  # n-ary Add, Mul, Max, Min two at a time
-            out = self._elementwise(kinds[name], kinds[name], (out, a), True)
-        return self._elementwise("abs", "abs", (out,), True) if name == "Abs" else out
+            out = self._op(kinds[name], (out, a))
+        return self._op("abs", (out,)) if name == "Abs" else out
 
     def _arange_read(self, expr: sympy.Expr, strides: List[sympy.Expr], offset: sympy.Expr, dtype: str) -> Value:
         length = offset + 1 + sum(s * (n - 1) for s, n in zip(strides, self.sizes))
@@ -377,17 +262,13 @@ class AscTracer(DefaultHandler):
     def to_dtype(self, x: Any, dtype: torch.dtype, src_dtype: Optional[torch.dtype] = None,
                  use_compute_types: bool = True) -> Value:
         v = self._value(x)
-        if dtype not in _DTYPES:
-            raise Unsupported(f"a cast to {dtype}")
+        name = dtype_name(dtype) or str(dtype)
         if v.size is not None and dtype.is_floating_point:
             return v
-        if dtype == torch.bool and v.dtype in _INT:
-            return self._cast(v, "bool")
-        if dtype == torch.bool and v.dtype != "bool":
-            zero = self._scalar(0.0, "f32")
-            v = self._cast(v, "f32")
-            return self._node("ne", "ne", [v, zero], "bool", v.varies) if not v.scalar else self._cast(v, "bool")
-        return self._cast(v, _DTYPES[dtype], compute_types=use_compute_types)
+        if dtype == torch.bool and v.dtype not in ("bool", "i64", "i32") and not v.scalar:
+            return self._op("ne", (self._cast(v, "f32"), 0.0))
+        compute_types = use_compute_types and not inductor_config.emulate_precision_casts
+        return self._cast(v, name, compute_types)
 
     def load(self, name: str, index: sympy.Expr) -> Value:
         index = self.space.to_axes(index)
@@ -397,14 +278,8 @@ class AscTracer(DefaultHandler):
             if gather or sympy.simplify(self.space.to_axes(idx) - index) != 0:
                 raise Unsupported(f"reads {name}, written in the same kernel, at another index")
             return val
-        if name.startswith(ARANGE):
-            dtype = next(t for t, n in _DTYPES.items() if n == arange_dtype(name))
-        else:
-            dtype = self.dtype_of(name)
-        if dtype not in _DTYPES:
-            # Not a node: the value's use fails with its own reason.
-            return Value("", str(dtype).replace("torch.", ""), buffer=name)
-        at, attrs = None, ""
+        dtype = arange_dtype(name) if name.startswith(ARANGE) else dtype_name(self.dtype_of(name))
+        at = None
         if gather:
             if len(gather) > 1:
                 raise Unsupported(f"load of {name}: index {index} gathers by two values")
@@ -413,36 +288,21 @@ class AscTracer(DefaultHandler):
             index = sympy.expand(index - row * gather[0])
             if gather[0] in index.free_symbols or not row.is_Integer or int(row) < 1:
                 raise Unsupported(f"load of {name}: index {index} is not a row gather of constant stride")
-            attrs = f"index_stride = {int(row)}, index_bound = {bound}"
         strides, offset = self._affine(index, f"load of {name}")
-        varies = tuple(s != 0 for s in strides)
-        key = (name, tuple(map(str, strides)), str(offset))
-        if at is None and key in self.data:
-            return self.data[key]
-        if key in self.tables:
-            d = self.tables[key]
-        else:
-            d = self.tables[key] = self._name(f"{name}.data")
-            reps = [self.sizes[a] if v else sympy.Integer(1) for a, v in enumerate(varies)]
-            off = f" offset {expr_text(offset)}" if offset != 0 else ""
-            self.lines.append((d, (), f"  %{d} = data() {{index = @}} sched [{self._all_axes()}] : {_DTYPES[dtype]}"
-                                  f" [{self._all_axes()}] repeats [{', '.join(map(expr_text, reps))}]"
-                                  f" strides [{', '.join(map(expr_text, strides))}]{off}"))
-            self.buffer_of[d] = name
-        data = Value(d, _DTYPES[dtype])
+        try:
+            data = self.b.data(name, dtype or "?", [expr_text(s) for s in strides], expr_text(offset))
+        except _C.CompileError:  # not a node: the value's use fails with its own reason
+            return Value(-1, dtype or str(self.dtype_of(name)).replace("torch.", ""), buffer=name)
         if at is None:
-            v = self.data[key] = self._node(f"{name}.load", "load", [data], _DTYPES[dtype], varies)
-            return v
-        varies = tuple(_union(len(self.sizes), [at, Value("", "", varies)]))
-        return self._node(f"{name}.gather", "load", [data, at], _DTYPES[dtype], varies, attrs)
+            return self._call("load", data)
+        return self._call("gather", data, at.node, int(row), bound)
 
     def indirect_indexing(self, index: Any, size: Any, check: bool = True, wrap_neg: bool = True) -> Any:
         """A symbol standing for the index value in the load/store indices that follow: a load
-        by it is a gather (AscIR load(%data, %index)); kernels check the index against the
-        dim's size (an index outside raises IndexError after the kernel), after wrapping a
-        negative one when `wrap_neg`."""
+        by it is a gather; kernels check the index against the dim's size (an index outside
+        raises IndexError after the kernel), after wrapping a negative one when `wrap_neg`."""
         v = self._materialize(self._value(index))
-        if v.dtype not in _INT or not v.node:
+        if v.dtype not in ("i64", "i32") or v.node < 0:
             raise Unsupported(f"indirect indexing by {v.dtype} values{f' of {v.buffer}' if v.buffer else ''}")
         size = sympy.sympify(size)
         if not size.is_Integer or int(size) < 1:
@@ -450,8 +310,7 @@ class AscTracer(DefaultHandler):
         if v.scalar:
             raise Unsupported("indirect indexing by a constant")
         if wrap_neg:  # index + size where negative
-            neg = self._elementwise("lt", "lt", (v, 0), True)
-            v = self._where(neg, self._elementwise("add", "add", (v, int(size)), True), v)
+            v = self._where(self._op("lt", (v, 0)), self._op("add", (v, int(size))), v)
         sym = sympy.Symbol(f"af_gather{len(self.indirect)}", integer=True)
         self.indirect[sym] = (self._cast(v, "i64"), int(size))
         return sym
@@ -479,9 +338,6 @@ class AscTracer(DefaultHandler):
     def _record_store(self, name: str, index: sympy.Expr, v: Value) -> None:
         if name in self.stored:
             raise Unsupported(f"{name} is written twice in one kernel")
-        dtype = self.dtype_of(name)
-        if dtype not in _DTYPES:
-            raise Unsupported(f"writes {name} of dtype {dtype} (kernels compute {_KERNEL_DTYPES})")
         if set(sympy.sympify(index).free_symbols) & set(self.indirect):
             raise Unsupported(f"a store into {name} by an index value (a scatter)")
         self.stored[name] = (sympy.sympify(index), self._materialize(v))
@@ -492,43 +348,27 @@ class AscTracer(DefaultHandler):
         v = self._value(value)
         if reduction_type == "welford_reduce":
             mean = self._reduce("reduce_mean", v)
-            x = self._cast(v, "f32")
-            varies = _union(len(self.sizes), [x])
-            dev = self._node("welford.dev", "sub", [self._broadcast(x, varies), self._broadcast(mean, varies)], "f32", varies)
-            sq = self._node("welford.sq", "mul", [dev, dev], "f32", varies)
-            m2 = self._reduce("reduce_sum", sq)
+            dev = self._op("sub", (self._cast(v, "f32"), mean), "welford.dev")
+            m2 = self._reduce("reduce_sum", self._op("mul", (dev, dev), "welford.sq"))
             count = sympy.Integer(1)
             for a in self.reduce_axes:
                 count = count * self.sizes[a]
-            return mean, m2, Value("", "f32", (), size=count)
-        if reduction_type not in _REDUCTIONS:
+            return mean, m2, Value(-1, "f32", True, size=count)
+        if reduction_type == "any" and v.dtype != "bool":
+            v = self.to_dtype(v, torch.bool)
+        if reduction_type not in ("sum", "max", "min", "prod", "any"):
             raise Unsupported(f"the {reduction_type} reduction")
-        kind = _REDUCTIONS[reduction_type]
-        if kind == "reduce_any":
-            if v.dtype != "bool":
-                v = self.to_dtype(v, torch.bool)
-        return self._reduce(kind, v)
+        return self._reduce(f"reduce_{reduction_type}", v)
 
-    def _reduce(self, kind: str, v: Value) -> Value:
-        v = self._materialize(v)
-        if kind != "reduce_any":
-            if v.dtype not in _FLOAT:
-                raise Unsupported(f"{kind} over {v.dtype} values")
-            v = self._cast(v, "f32")
-        full = list(v.varies) if not v.scalar else [False] * len(self.sizes)
-        for a in self.reduce_axes:
-            full[a] = True
-        x = self._broadcast(v, full)
-        out = list(full)
-        for a in self.reduce_axes:
-            out[a] = False
-        r = self._node(kind, kind, [x], x.dtype, out)
-        self.reduce_of[r.node] = (kind, x, tuple(self.reduce_axes))
+    def _reduce(self, kind: str, v: Value, axes: Optional[Tuple[int, ...]] = None) -> Value:
+        axes = self.reduce_axes if axes is None else axes
+        r = self._call("reduce", kind, self._node(v, kind), list(axes))
+        self.reduce_of[r.node] = (kind, self.b.inputs(r.node)[0], tuple(axes))
         return r
 
     def _mean(self, num: Value, count: sympy.Expr) -> Optional[Value]:
         """reduce_sum(x) / N over N reduced elements: reduce_mean(x); None when not that."""
-        kind, x, axes = self.reduce_of.get(num.node, ("", None, ()))
+        kind, x, axes = self.reduce_of.get(num.node, ("", -1, ()))
         if kind != "reduce_sum":
             return None
         n = sympy.Integer(1)
@@ -536,12 +376,7 @@ class AscTracer(DefaultHandler):
             n = n * self.sizes[a]
         if sympy.simplify(n - count) != 0:
             return None
-        saved = self.reduce_axes
-        self.reduce_axes = axes
-        try:
-            return self._reduce("reduce_mean", x)
-        finally:
-            self.reduce_axes = saved
+        return self._reduce("reduce_mean", Value(x, self.b.dtype(x)), axes)
 
     def _affine(self, index: sympy.Expr, what: str) -> Tuple[List[sympy.Expr], sympy.Expr]:
         """(stride per kernel axis, offset) of an index affine in the loop variables."""
@@ -563,59 +398,31 @@ class AscTracer(DefaultHandler):
         return strides, offset
 
     # --- the kernel --------------------------------------------------------------------
-    def finish(self, name: str, outputs: Sequence[str]) -> Tuple[str, List[str]]:
-        """(the ascgraph text, its inputs: the buffer per data index). The text has a store +
-        output for each buffer of `outputs` (written by the group and read after it), in that
-        order, and only the nodes they need."""
-        stores: List[str] = []
-        live: Set[str] = set()  # the nodes the stores need
-        for k, buf in enumerate(outputs):
+    def finish(self, outputs: Sequence[str]) -> List[str]:
+        """Stores each buffer of `outputs` (written by the group and read after it), in that
+        order; returns the kernel's inputs (the buffer per data index)."""
+        for buf in outputs:
             index, v = self.stored[buf]
             strides, offset = self._affine(index, f"store of {buf}")
-            want = [s != 0 for s in strides]
-            if not v.scalar and any(var and not w for var, w in zip(v.varies, want)):
-                raise Unsupported(f"the value stored to {buf} varies along an axis its index does not")
-            v = self._cast(self._broadcast(v, want), _DTYPES[self.dtype_of(buf)])
-            axes = [a for a in range(len(self.sizes)) if want[a]]
-            t = (f" : {v.dtype} [{', '.join(f'z{a}' for a in axes)}]"
-                 f" repeats [{', '.join(expr_text(self.sizes[a]) for a in axes)}]"
-                 f" strides [{', '.join(expr_text(strides[a]) for a in axes)}]")
-            t += f" offset {expr_text(offset)}" if offset != 0 else ""
-            s = self._name(f"{buf}.store")
-            stores.append(f"  %{s} = store(%{v.node}) sched [{self._all_axes()}]{t}")
-            stores.append(f"  %{self._name(buf + '.out')} = output(%{s}) {{index = {k}}} sched [{self._all_axes()}]{t}")
-            live.add(v.node)
-        for node, ins, _ in reversed(self.lines):
-            if node in live:
-                live.update(ins)
-        body, inputs = [], []
-        for node, _, text in self.lines:
-            if node in live:
-                if node in self.buffer_of:
-                    text = text.replace("{index = @}", f"{{index = {len(inputs)}}}")
-                    inputs.append(self.buffer_of[node])
-                body.append(text)
-        axes = [f"  axis z{i} : {expr_text(s)}" for i, s in enumerate(self.sizes)]
-        return "\n".join([f"ascgraph @{name} {{", *axes, *body, *stores, "}"]) + "\n", inputs
-
-
-def _union(n: int, vals: Sequence[Value]) -> List[bool]:
-    out = [False] * n
-    for v in vals:
-        if not v.scalar and v.size is None:
-            out = [a or b for a, b in zip(out, v.varies)]
-    return out
+            node = self._node(v, f"the store of {buf}")
+            try:
+                self.b.store(buf, node, dtype_name(self.dtype_of(buf)) or "?", [expr_text(s) for s in strides],
+                             expr_text(offset))
+            except _C.CompileError as e:
+                raise Unsupported(str(e)) from None
+        return self.b.finish()[1]
 
 
 @dataclasses.dataclass
 class TracedGroup:
-    """A fused group as an AscIR kernel: its text and what the wrapper passes it."""
+    """A fused group as an AscIR kernel: its builder and what the wrapper passes it."""
 
-    text: str
+    builder: Any        # the _C.AscBuilder holding the kernel
     inputs: List[str]   # buffer names, data index order
     outputs: List[str]  # buffer names, output index order
-    symbols: List[str]  # the size symbols the text uses, sorted
+    symbols: List[str]  # the size symbols the kernel uses, sorted
     aranges: Dict[str, sympy.Expr]  # the arange tables among `inputs` -> their lengths
+    kernel: Any = None  # the _C.ScheduledKernel, once the frontend has scheduled it
 
 
 def group_ranges(nodes: Sequence[Any]) -> List[sympy.Expr]:
@@ -630,8 +437,8 @@ def group_ranges(nodes: Sequence[Any]) -> List[sympy.Expr]:
     return list(ranges)
 
 
-def trace_group(name: str, nodes: Sequence[Any], keep: Set[str]) -> TracedGroup:
-    """Traces the SchedulerNodes of one group into kernel `name`; `keep`: the buffers the group
+def trace_group(nodes: Sequence[Any], keep: Set[str]) -> TracedGroup:
+    """Traces the SchedulerNodes of one group into a kernel; `keep`: the buffers the group
     writes that are read after it (stored), the others stay inside the kernel."""
     ranges = group_ranges(nodes)
     pvars = [sympy.Symbol(f"af_p{i}", integer=True, nonnegative=True) for i in range(len(ranges))]
@@ -649,5 +456,5 @@ def trace_group(name: str, nodes: Sequence[Any], keep: Set[str]) -> TracedGroup:
         with V.set_ops_handler(tracer):
             n._body(point, red)
     outputs = [b for b in tracer.stored if b in keep]
-    text, inputs = tracer.finish(name, outputs)
-    return TracedGroup(text, inputs, outputs, sorted(tracer.symbols), tracer.aranges)
+    inputs = tracer.finish(outputs)
+    return TracedGroup(tracer.b, inputs, outputs, sorted(tracer.symbols), tracer.aranges)

@@ -1,0 +1,193 @@
+// The bindings of AscIR kernels made outside the Graph IR pipeline (the Inductor frontend's):
+// ascir/builder.h, which its tracer builds a group's kernel with (values are node ids, sizes sym
+// expression text, dtypes AscIR names); schedule_kernel, which schedules and prints one kernel
+// once, when the frontend checks its group; compile_kernels, which compiles a graph's scheduled
+// kernels as one program; and compile_ascir, the same from unscheduled AscIR text.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "ascir/builder.h"
+#include "ascir/printer.h"
+#include "ascir/verifier.h"
+#include "program.h"
+#include "support/error.h"
+
+namespace nb = nanobind;
+using af::ascir::Builder;
+
+namespace {
+
+af::DType dtype_of(const std::string& name) {
+  std::optional<af::DType> t = af::parse_dtype(name);
+  if (!t) throw af::CompileError("unknown dtype '" + name + "'");
+  return *t;
+}
+
+std::vector<af::sym::Expr> exprs(const std::vector<std::string>& texts) {
+  std::vector<af::sym::Expr> out;
+  for (const std::string& t : texts) out.push_back(af::sym::parse_expr(t));
+  return out;
+}
+
+/// One kernel scheduled for a target and printed alone (schedule_kernel): what the Inductor
+/// frontend checks a group with and later compiles, with its graph's others, without
+/// scheduling it again.
+struct ScheduledKernel {
+  af::fusion::FusedNode node;  // the kernel step, its loop nest scheduled
+  std::string ascir;           // the kernel before scheduling, as text
+  std::string source;          // the kernel printed alone
+  std::string target;          // the backend that printed it ("cpu", "ascendc")
+};
+
+ScheduledKernel schedule_kernel(const Builder& b, const std::string& name, const std::string& isa,
+                                const std::string& target, const std::string& cann,
+                                const std::string& soc) {
+  af::CompileOptions opts = compile_options("", "", "g++", nb::none(), isa, "", target, cann, soc);
+  af::ascir::AscGraph g = b.finish();
+  g.name = name;
+  ScheduledKernel k;
+  k.ascir = af::ascir::print(g);
+  af::fusion::FusedGraph fused;
+  k.node.kind = af::fusion::FusedNode::Kind::Kernel;
+  k.node.name = name;
+  k.node.kernel = std::move(g);
+  fused.nodes.push_back(std::move(k.node));
+  af::schedule_kernels(fused, opts.target);
+  af::codegen::EmittedSource src = af::program_source(af::kernel_units(fused), opts, name);
+  k.node = std::move(fused.nodes[0]);
+  k.source = std::move(src.code);
+  k.target = src.kernels.at(0).target;
+  return k;
+}
+
+Program* compile_kernels(const std::vector<const ScheduledKernel*>& kernels,
+                         const std::string& name, const std::string& dump_dir,
+                         const std::string& cache_dir, const std::string& cxx, nb::handle log,
+                         const std::string& tuning_file, const std::string& isa,
+                         const std::string& sanitize, const std::string& target,
+                         const std::string& cann, const std::string& soc) {
+  af::CompileOptions opts =
+      compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target, cann, soc);
+  af::fusion::FusedGraph fused;
+  for (const ScheduledKernel* k : kernels) fused.nodes.push_back(k->node);
+  af::CompiledProgram prog;
+  {
+    nb::gil_scoped_release release;
+    prog = af::compile_scheduled(std::move(fused), opts, name);
+  }
+  return make_program(std::move(prog), opts, tuning_file);
+}
+
+Program* compile_ascir(const std::string& text, const std::string& name,
+                       const std::string& dump_dir, const std::string& cache_dir,
+                       const std::string& cxx, nb::handle log, const std::string& tuning_file,
+                       const std::string& isa, const std::string& sanitize,
+                       const std::string& target, const std::string& cann, const std::string& soc) {
+  af::CompileOptions opts =
+      compile_options(dump_dir, cache_dir, cxx, log, isa, sanitize, target, cann, soc);
+  af::CompiledProgram prog;
+  {
+    nb::gil_scoped_release release;
+    prog = af::compile_ascir(text, opts, name);
+  }
+  return make_program(std::move(prog), opts, tuning_file);
+}
+
+}  // namespace
+
+void bind_ascir(nb::module_& m) {
+  nb::class_<Builder>(m, "AscBuilder",
+                      "One kernel's AscGraph built a value at a time (ascir/builder.h): values "
+                      "are node ids; dtypes follow the kernels' rule (f16/bf16 compute in f32).")
+      .def(nb::init<std::string>(), nb::arg("name"))
+      .def(
+          "add_axis",
+          [](Builder& b, const std::string& size) { return b.add_axis(af::sym::parse_expr(size)); },
+          nb::arg("size"), "Adds loop axis z<i> of extent `size` (sym text); returns i.")
+      .def(
+          "data",
+          [](Builder& b, const std::string& name, const std::string& dtype,
+             const std::vector<std::string>& strides, const std::string& offset) {
+            return b.data(name, dtype_of(dtype), exprs(strides), af::sym::parse_expr(offset));
+          },
+          nb::arg("name"), nb::arg("dtype"), nb::arg("strides"), nb::arg("offset") = "0",
+          "Kernel input `name`: its stride per axis (0: the same along it) and offset.")
+      .def("load", &Builder::load, nb::arg("data"), "The tile of input `data`.")
+      .def("gather", &Builder::gather, nb::arg("data"), nb::arg("index"), nb::arg("row_stride"),
+           nb::arg("bound"), "Rows of input `data` picked by integer value `index`.")
+      .def(
+          "scalar",
+          [](Builder& b, nb::handle value, const std::string& dtype) {
+            af::Attr v = PyFloat_Check(value.ptr()) ? af::Attr(nb::cast<double>(value))
+                                                    : af::Attr(nb::cast<int64_t>(nb::int_(value)));
+            return b.scalar(v, dtype_of(dtype));
+          },
+          nb::arg("value"), nb::arg("dtype"), "A constant of `dtype` (a Python number).")
+      .def("broadcast", &Builder::broadcast, nb::arg("x"), nb::arg("varies"))
+      .def(
+          "cast",
+          [](Builder& b, int x, const std::string& dtype, bool compute_types) {
+            return b.cast(x, dtype_of(dtype), compute_types);
+          },
+          nb::arg("x"), nb::arg("dtype"), nb::arg("compute_types") = false)
+      .def("compute", &Builder::compute, nb::arg("kind"), nb::arg("operands"), nb::arg("name") = "",
+           "Elementwise op `kind` of the registry over `operands`.")
+      .def("reduce", &Builder::reduce, nb::arg("kind"), nb::arg("x"), nb::arg("axes"))
+      .def(
+          "store",
+          [](Builder& b, const std::string& name, int x, const std::string& dtype,
+             const std::vector<std::string>& strides, const std::string& offset) {
+            b.store(name, x, dtype_of(dtype), exprs(strides), af::sym::parse_expr(offset));
+          },
+          nb::arg("name"), nb::arg("x"), nb::arg("dtype"), nb::arg("strides"),
+          nb::arg("offset") = "0", "Stores `x` as the next output `name`.")
+      .def(
+          "finish",
+          [](const Builder& b, const std::string& name) {
+            std::vector<std::string> inputs;
+            af::ascir::AscGraph g = b.finish(&inputs);
+            if (!name.empty()) g.name = name;
+            return std::make_pair(af::ascir::print(g), inputs);
+          },
+          nb::arg("name") = "",
+          "(the kernel's AscIR text, printed by the core, named `name` when given; each data "
+          "index's input name).")
+      .def("dtype",
+           [](const Builder& b, int v) { return std::string(dtype_name(b.node(v).out.dtype)); })
+      .def("varies", &Builder::varies, nb::arg("v"), "Per axis, whether value `v` varies along it.")
+      .def("is_scalar", &Builder::is_scalar)
+      .def(
+          "inputs", [](const Builder& b, int v) { return b.node(v).inputs; },
+          "The node ids value `v` is computed from.")
+      .def("op", [](const Builder& b, int v) { return b.node(v).op; });
+
+  nb::class_<ScheduledKernel>(m, "ScheduledKernel",
+                              "One kernel scheduled and printed alone (schedule_kernel).")
+      .def_prop_ro("name", [](const ScheduledKernel& k) { return k.node.name; })
+      .def_ro("ascir", &ScheduledKernel::ascir, "The kernel before scheduling, as AscIR text.")
+      .def_ro("source", &ScheduledKernel::source, "The kernel printed alone.")
+      .def_ro("target", &ScheduledKernel::target, "What printed it: \"cpu\" or \"ascendc\".");
+  m.def("schedule_kernel", &schedule_kernel, nb::arg("builder"), nb::arg("name"),
+        nb::arg("isa") = "", nb::arg("target") = "", nb::arg("cann") = "", nb::arg("soc") = "",
+        "The builder's kernel named `name`, verified, scheduled for the target and printed "
+        "(no C++ compile): a ScheduledKernel for compile_kernels. Options as compile(). Raises "
+        "CompileError.");
+  m.def("compile_kernels", &compile_kernels, nb::arg("kernels"), nb::arg("name") = "ascir",
+        nb::arg("dump_dir") = "", nb::arg("cache_dir") = "", nb::arg("cxx") = "g++",
+        nb::arg("log") = nb::none(), nb::arg("tuning_file") = "", nb::arg("isa") = "",
+        nb::arg("sanitize") = "", nb::arg("target") = "", nb::arg("cann") = "", nb::arg("soc") = "",
+        nb::rv_policy::take_ownership,
+        "Compiles ScheduledKernels (scheduled with the same target options) as one Program, a "
+        "kernel each in list order, without scheduling them again. Options as compile(). "
+        "Raises CompileError or ToolchainError.");
+  m.def("compile_ascir", &compile_ascir, nb::arg("ascir_text"), nb::arg("name") = "ascir",
+        nb::arg("dump_dir") = "", nb::arg("cache_dir") = "", nb::arg("cxx") = "g++",
+        nb::arg("log") = nb::none(), nb::arg("tuning_file") = "", nb::arg("isa") = "",
+        nb::arg("sanitize") = "", nb::arg("target") = "", nb::arg("cann") = "", nb::arg("soc") = "",
+        nb::rv_policy::take_ownership,
+        "Compiles unscheduled AscIR text (one or more `ascgraph`s, fused elsewhere) from "
+        "Schedule on: a Program with a kernel per ascgraph, in text order. Options as "
+        "compile(). Raises CompileError or ToolchainError.");
+}
