@@ -125,7 +125,7 @@ void bind_ascir(nb::module_& m) {
             return b.scalar(v, dtype_of(dtype));
           },
           nb::arg("value"), nb::arg("dtype"), "A constant of `dtype` (a Python number).")
-      .def("broadcast", &Builder::broadcast, nb::arg("x"), nb::arg("varies"))
+      .def("broadcast", &Builder::broadcast, nb::arg("x"), nb::arg("varies"), nb::arg("name") = "")
       .def(
           "cast",
           [](Builder& b, int x, const std::string& dtype, bool compute_types) {
@@ -134,7 +134,8 @@ void bind_ascir(nb::module_& m) {
           nb::arg("x"), nb::arg("dtype"), nb::arg("compute_types") = false)
       .def("compute", &Builder::compute, nb::arg("kind"), nb::arg("operands"), nb::arg("name") = "",
            "Elementwise op `kind` of the registry over `operands`.")
-      .def("reduce", &Builder::reduce, nb::arg("kind"), nb::arg("x"), nb::arg("axes"))
+      .def("reduce", &Builder::reduce, nb::arg("kind"), nb::arg("x"), nb::arg("axes"),
+           nb::arg("name") = "")
       .def(
           "store",
           [](Builder& b, const std::string& name, int x, const std::string& dtype,

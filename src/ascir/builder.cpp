@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ascir/verifier.h"
+#include "graph/graph.h"
 #include "graph/op_registry.h"
 #include "support/error.h"
 
@@ -17,13 +18,6 @@ bool is_int_lane(DType t) {
 
 bool is_f32_lane(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16;
-}
-
-/// Throws unless kernels read, compute and write dtype `t` (`what` says where it came from).
-void check_lane(DType t, const std::string& what) {
-  if (!is_f32_lane(t) && !is_int_lane(t) && t != DType::Bool)
-    throw CompileError(what + " of dtype " + std::string(dtype_name(t)) +
-                       " (kernels compute f32, f16, bf16, bool, i64, i32)");
 }
 
 /// `base` as a node name ([A-Za-z0-9_.]+).
@@ -48,8 +42,18 @@ std::string structure(const AscNode& n, const std::string& extra) {
 
 }  // namespace
 
-Builder::Builder(std::string name) {
+Builder::Builder(std::string name, BuilderRules rules) : rules_(rules) {
   g_.name = std::move(name);
+}
+
+void Builder::check_dtype(DType t, const std::string& what) const {
+  if (rules_.dtypes & graph::mask_of(t)) return;
+  std::string allowed;
+  for (DType d : all_dtypes())
+    if (rules_.dtypes & graph::mask_of(d))
+      allowed += (allowed.empty() ? "" : ", ") + std::string(dtype_name(d));
+  throw CompileError(what + " of dtype " + std::string(dtype_name(t)) + " (kernels compute " +
+                     allowed + ")");
 }
 
 int Builder::add_axis(sym::Expr size) {
@@ -63,31 +67,28 @@ AscTensor Builder::local(DType dtype, const std::vector<bool>& varies) const {
   AscTensor t;
   t.dtype = dtype;
   t.axes = all_axes_;
-  sym::Expr acc = 1;
-  t.repeats.resize(all_axes_.size(), 1);
-  t.strides.resize(all_axes_.size(), 0);
-  for (size_t a = all_axes_.size(); a-- > 0;) {
-    if (!varies.at(a)) continue;
-    t.repeats[a] = g_.axes[a].size;
-    t.strides[a] = acc;
-    acc = acc * g_.axes[a].size;
-  }
+  for (size_t a = 0; a < all_axes_.size(); ++a)
+    t.repeats.push_back(varies.at(a) ? g_.axes[a].size : sym::Expr(1));
+  t.strides = graph::contiguous_strides(t.repeats);
+  for (size_t a = 0; a < t.repeats.size(); ++a)
+    if (t.repeats[a] == sym::Expr(1)) t.strides[a] = 0;
   return t;
 }
 
 int Builder::add(AscNode n, const std::string& key_extra) {
   std::string key = structure(n, n.op == "data" ? "@" + n.name : key_extra);
-  if (n.op != "store" && n.op != "output") {
+  bool io = n.op == "store" || n.op == "output";
+  if (rules_.cse && !io) {
     auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
   }
   const std::string base = sanitized(n.name);
   n.name = base;
-  for (int k = 1; names_.count(n.name); ++k) n.name = base + "." + std::to_string(k);
+  for (int k = 2; names_.count(n.name); ++k) n.name = base + "." + std::to_string(k);
   names_.insert(n.name);
   n.sched_axes = all_axes_;
   int v = g_.add_node(std::move(n));
-  memo_.emplace(std::move(key), v);
+  if (rules_.cse && !io) memo_.emplace(std::move(key), v);
   return v;
 }
 
@@ -108,7 +109,7 @@ std::vector<bool> Builder::varies(int v) const {
   std::vector<bool> out(all_axes_.size(), false);
   for (size_t d = 0; d < n.out.axes.size(); ++d)
     for (size_t a = 0; a < all_axes_.size(); ++a)
-      if (all_axes_[a] == n.out.axes[d]) out[a] = n.out.strides[d] != sym::Expr(0);
+      if (all_axes_[a] == n.out.axes[d]) out[a] = n.out.repeats[d] != sym::Expr(1);
   return out;
 }
 
@@ -131,30 +132,37 @@ std::string Builder::fail_text(const std::string& what, const std::vector<int>& 
 
 int Builder::data(const std::string& name, DType dtype, const std::vector<sym::Expr>& strides,
                   const sym::Expr& offset) {
-  if (strides.size() != all_axes_.size())
-    throw CompileError("input " + name + ": " + std::to_string(strides.size()) + " strides for " +
+  std::vector<sym::Expr> repeats;
+  for (size_t a = 0; a < strides.size() && a < all_axes_.size(); ++a)
+    repeats.push_back(strides[a] != sym::Expr(0) ? g_.axes[a].size : sym::Expr(1));
+  return data(name, dtype, repeats, strides, offset);
+}
+
+int Builder::data(const std::string& name, DType dtype, const std::vector<sym::Expr>& repeats,
+                  const std::vector<sym::Expr>& strides, const sym::Expr& offset) {
+  if (strides.size() != all_axes_.size() || repeats.size() != all_axes_.size())
+    throw CompileError("input " + name + ": " + std::to_string(strides.size()) + " strides, " +
+                       std::to_string(repeats.size()) + " repeats for " +
                        std::to_string(all_axes_.size()) + " axes");
-  check_lane(dtype, "input " + name);
+  check_dtype(dtype, "input " + name);
   AscNode d;
   d.name = name + ".data";
   d.op = "data";
   d.attrs = {{"index", int64_t{-1}}};  // numbered by finish()
   d.out.dtype = dtype;
   d.out.axes = all_axes_;
+  d.out.repeats = repeats;
   d.out.strides = strides;
   d.out.offset = offset;
-  for (size_t a = 0; a < strides.size(); ++a)
-    d.out.repeats.push_back(strides[a] != sym::Expr(0) ? g_.axes[a].size : sym::Expr(1));
-  const size_t before = g_.nodes.size();
   int v = add(std::move(d));
-  if (g_.nodes.size() > before) data_name_.resize(g_.nodes.size()), data_name_[v] = name;
+  inputs_.emplace(v, name);
   return v;
 }
 
 int Builder::load(int data) {
   const AscNode& d = node(data);
   if (d.op != "data") throw CompileError("load of %" + d.name + ", not a data node");
-  return node_of(data_name_.at(data) + ".load", "load", {data}, d.out.dtype, varies(data));
+  return node_of(inputs_.at(data) + ".load", "load", {data}, d.out.dtype, varies(data));
 }
 
 int Builder::gather(int data, int index, int64_t row_stride, int64_t bound) {
@@ -165,47 +173,48 @@ int Builder::gather(int data, int index, int64_t row_stride, int64_t bound) {
   std::vector<bool> w = union_of({index});
   std::vector<bool> dv = varies(data);
   for (size_t a = 0; a < w.size(); ++a) w[a] = w[a] || dv[a];
-  return node_of(data_name_.at(data) + ".gather", "load", {data, index}, d.out.dtype, w,
+  return node_of(inputs_.at(data) + ".gather", "load", {data, index}, d.out.dtype, w,
                  {{"index_stride", row_stride}, {"index_bound", bound}});
 }
 
-int Builder::scalar(const Attr& value, DType dtype) {
-  check_lane(dtype, "a constant");
+int Builder::scalar(const Attr& value, DType dtype, const std::string& name) {
+  check_dtype(dtype, "a constant");
   Attr v = value;
-  if (is_floating(dtype)) {
-    if (auto* i = std::get_if<int64_t>(&value)) v = static_cast<double>(*i);
-  } else if (auto* f = std::get_if<double>(&value)) {
-    if (dtype == DType::Bool) {
-      v = int64_t{*f != 0.0};
-    } else {
-      if (!std::isfinite(*f))
-        throw CompileError("the constant " + attr_str(value) + " cast to " +
-                           std::string(dtype_name(dtype)));
-      v = static_cast<int64_t>(*f);
-    }
-  } else if (auto* i = std::get_if<int64_t>(&value); i && dtype == DType::Bool) {
-    v = int64_t{*i != 0};
-  }
   if (!std::holds_alternative<int64_t>(v) && !std::holds_alternative<double>(v))
     throw CompileError("a constant must be a number, not " + attr_str(value));
+  if (!is_floating(dtype)) {
+    if (const double* f = std::get_if<double>(&value)) {
+      if (dtype != DType::Bool && !std::isfinite(*f))
+        throw CompileError("the constant " + attr_str(value) + " cast to " +
+                           std::string(dtype_name(dtype)));
+      v = dtype == DType::Bool ? int64_t{*f != 0.0} : static_cast<int64_t>(*f);
+    } else if (dtype == DType::Bool) {
+      v = int64_t{std::get<int64_t>(value) != 0};
+    }
+  }
   AscNode s;
-  s.name = "c";
+  s.name = name;
   s.op = "scalar";
   s.attrs = {{"value", v}};
   s.out.dtype = dtype;
   return add(std::move(s));
 }
 
-int Builder::broadcast(int x, const std::vector<bool>& varies_to) {
-  if (is_scalar(x) || varies(x) == varies_to) return x;
-  return node_of(node(x).name + ".b", "broadcast", {x}, node(x).out.dtype, varies_to);
+int Builder::broadcast(int x, const std::vector<bool>& varies_to, const std::string& name) {
+  if (is_scalar(x) || local(dtype(x), varies_to).repeats == node(x).out.repeats) return x;
+  return node_of(name.empty() ? node(x).name + ".b" : name, "broadcast", {x}, dtype(x), varies_to);
 }
 
-int Builder::cast(int x, DType to, bool compute_types) {
-  const DType from = node(x).out.dtype;
+int Builder::cast(int x, DType to, bool compute_types, const std::string& name) {
+  const DType from = dtype(x);
   if (from == to) return x;
-  check_lane(to, "a cast to a value");
-  if (is_scalar(x)) return scalar(node(x).attrs.at("value"), to);
+  check_dtype(to, "a cast to a value");
+  if (is_scalar(x)) {
+    Attr v = node(x).attrs.at("value");
+    if (const int64_t* i = std::get_if<int64_t>(&v); i && is_floating(to))
+      v = static_cast<double>(*i);
+    return scalar(v, to);
+  }
   if (to == DType::F32) {
     auto it = widened_.find(x);
     if (it != widened_.end()) return it->second;
@@ -213,8 +222,8 @@ int Builder::cast(int x, DType to, bool compute_types) {
   // A rounding in compute types is not the explicit rounding of the same value (CSE keeps them
   // apart): only the first is undone by a widening.
   bool kept = compute_types && from == DType::F32 && (to == DType::F16 || to == DType::BF16);
-  int out = node_of(node(x).name + "." + std::string(dtype_name(to)), "cast", {x}, to, varies(x),
-                    {}, kept ? "compute types" : "");
+  int out = node_of(name.empty() ? node(x).name + "." + std::string(dtype_name(to)) : name, "cast",
+                    {x}, to, varies(x), {}, kept ? "compute types" : "");
   if (kept) widened_[out] = x;
   return out;
 }
@@ -228,7 +237,6 @@ int Builder::compute(const std::string& kind, const std::vector<int>& operands,
   if (def->arity >= 0 && static_cast<int>(operands.size()) != def->arity)
     throw CompileError("op " + what + " takes " + std::to_string(def->arity) + " operands, not " +
                        std::to_string(operands.size()));
-  auto dtype = [&](int v) { return node(v).out.dtype; };
   std::vector<int> ops = operands;
   DType result;
   if (def->operand_dtypes == graph::kBoolType) {  // logic
@@ -277,23 +285,29 @@ int Builder::compute(const std::string& kind, const std::vector<int>& operands,
   return node_of(what, kind, ops, result, w);
 }
 
-int Builder::reduce(const std::string& kind, int x, const std::vector<int>& axes) {
+int Builder::compute_typed(const std::string& kind, const std::vector<int>& operands, DType result,
+                           AttrMap attrs, const std::string& name) {
+  const graph::OpDef* def = graph::find_op(kind);
+  if (kind != "broadcast" && (!def || def->cls != graph::OpClass::Elementwise))
+    throw CompileError("op " + name + " (" + kind + ") has no AscIR kernel form");
+  check_dtype(result, "op " + name);
+  return node_of(name, kind, operands, result, std::vector<bool>(all_axes_.size(), true),
+                 std::move(attrs));
+}
+
+int Builder::reduce(const std::string& kind, int x, const std::vector<int>& axes,
+                    const std::string& name) {
   if (!graph::is_reduce_op(kind)) throw CompileError("the " + kind + " reduction");
-  const DType t = node(x).out.dtype;
-  if (kind == "reduce_any" || kind == "reduce_all") {
-    if (t != DType::Bool)
-      throw CompileError(kind + " over " + std::string(dtype_name(t)) + " values (expected bool)");
-  } else {
-    if (!is_f32_lane(t))
-      throw CompileError(kind + " over " + std::string(dtype_name(t)) + " values");
-    x = cast(x, DType::F32);
-  }
+  const DType t = dtype(x);
+  if (!(graph::find_op(kind)->operand_dtypes & graph::mask_of(t)))  // reduce_any/all: bool
+    throw CompileError(kind + " over " + std::string(dtype_name(t)) + " values");
+  if (is_low_precision_float(t)) x = cast(x, DType::F32);
   std::vector<bool> full = varies(x);
   for (int a : axes) full.at(static_cast<size_t>(a)) = true;
   x = broadcast(x, full);
   std::vector<bool> out = full;
   for (int a : axes) out[static_cast<size_t>(a)] = false;
-  return node_of(kind, kind, {x}, node(x).out.dtype, out);
+  return node_of(name.empty() ? kind : name, kind, {x}, dtype(x), out);
 }
 
 void Builder::store(const std::string& name, int x, DType dtype,
@@ -301,33 +315,39 @@ void Builder::store(const std::string& name, int x, DType dtype,
   if (strides.size() != all_axes_.size())
     throw CompileError("output " + name + ": " + std::to_string(strides.size()) + " strides for " +
                        std::to_string(all_axes_.size()) + " axes");
-  check_lane(dtype, "output " + name);
   std::vector<bool> want, have = varies(x);
   for (const sym::Expr& s : strides) want.push_back(s != sym::Expr(0));
   for (size_t a = 0; a < want.size(); ++a)
     if (have[a] && !want[a])
       throw CompileError("the value stored to " + name +
                          " varies along an axis its index does not");
-  int v = cast(broadcast(x, want), dtype);
+  AscTensor t;
+  t.dtype = dtype;
+  t.offset = offset;
+  for (size_t a = 0; a < want.size(); ++a) {
+    if (!want[a]) continue;
+    t.axes.push_back(all_axes_[a]);
+    t.repeats.push_back(g_.axes[a].size);
+    t.strides.push_back(strides[a]);
+  }
+  store(name, broadcast(x, want), t, false);
+}
+
+void Builder::store(const std::string& name, int x, const AscTensor& out, bool store_rounds) {
+  check_dtype(out.dtype, "output " + name);
+  bool rounds = store_rounds && is_low_precision_float(out.dtype) && dtype(x) == DType::F32;
+  if (dtype(x) != out.dtype && !rounds)
+    x = cast(x, out.dtype, false, name + "." + std::string(dtype_name(out.dtype)));
   AscNode s;
   s.name = name + ".store";
   s.op = "store";
-  s.inputs = {v};
-  s.out.dtype = dtype;
-  s.out.offset = offset;
-  for (size_t a = 0; a < want.size(); ++a) {
-    if (!want[a]) continue;
-    s.out.axes.push_back(all_axes_[a]);
-    s.out.repeats.push_back(g_.axes[a].size);
-    s.out.strides.push_back(strides[a]);
-  }
-  int64_t index = 0;
-  for (const AscNode& n : g_.nodes) index += n.op == "output";
+  s.inputs = {x};
+  s.out = out;
   AscNode o;
   o.name = name + ".out";
   o.op = "output";
-  o.attrs = {{"index", index}};
-  o.out = s.out;
+  o.attrs = {{"index", int64_t{outputs_++}}};
+  o.out = out;
   o.inputs = {add(std::move(s))};
   add(std::move(o));
 }
@@ -359,7 +379,7 @@ AscGraph Builder::finish(std::vector<std::string>* inputs) const {
     for (int& in : node.inputs) in = at[static_cast<size_t>(in)];
     if (node.op == "data") {
       node.attrs["index"] = data_index++;
-      if (inputs) inputs->push_back(data_name_.at(static_cast<size_t>(i)));
+      if (inputs) inputs->push_back(inputs_.at(i));
     }
     at[static_cast<size_t>(i)] = out.add_node(std::move(node));
   }

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "ascir/builder.h"
 #include "fusion/concat_merge.h"
 #include "fusion/steps.h"
 #include "graph/op_registry.h"
@@ -15,8 +16,6 @@
 namespace af::fusion {
 namespace {
 
-using ascir::AscGraph;
-using ascir::AscNode;
 using ascir::AscTensor;
 using graph::OpClass;
 
@@ -37,20 +36,8 @@ std::string where(const graph::Graph& g, int node) {
   return "node %" + n.name + " (" + n.kind + ")";
 }
 
-/// A local (tile) tensor: contiguous over `repeats`, stride 0 on every dim of repeat 1.
-AscTensor local_tensor(DType dtype, const std::vector<int>& axes,
-                       const std::vector<sym::Expr>& repeats) {
-  AscTensor t;
-  t.dtype = dtype;
-  t.axes = axes;
-  t.repeats = repeats;
-  t.strides = graph::contiguous_strides(repeats);
-  for (size_t d = 0; d < repeats.size(); ++d)
-    if (repeats[d] == sym::Expr(1)) t.strides[d] = 0;
-  return t;
-}
-
-/// Builds the one-op kernel of Graph IR node `op`.
+/// Builds the one-op kernel of Graph IR node `op` through ascir::Builder, typed as the graph
+/// types it (compute_typed, the tensor store).
 class KernelBuilder {
  public:
   /// The kernel of node `op`; for a concat, the kernel of its segment `segment` (operand
@@ -64,15 +51,14 @@ class KernelBuilder {
         space_(reduce_ || segment >= 0 ? g.nodes[n_.operands.at(reduce_ ? 0 : segment)].type.shape
                                        : n_.type.shape),
         result_(n_.type),
-        round_results_(round_results) {
-    k_.name = "k";
-    for (size_t d = 0; d < space_.size(); ++d)
-      axes_.push_back(k_.add_axis("z" + std::to_string(d), space_[d]));
+        round_results_(round_results),
+        b_("k", ascir::BuilderRules{kKernelTypes, /*cse=*/false}) {
+    for (const sym::Expr& size : space_) axes_.push_back(b_.add_axis(size));
     if (reduce_) {
       std::vector<int64_t> dims = graph::reduce_dims(n_);
       for (size_t d = 0; d < space_.size(); ++d)
-        reduced_.push_back(std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) !=
-                           dims.end());
+        if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end())
+          reduced_.push_back(static_cast<int>(d));
     }
     if (segment_ >= 0) {  // the slice of the result operand `segment` fills
       size_t dim = static_cast<size_t>(graph::attr_int(n_, "dim"));
@@ -98,33 +84,22 @@ class KernelBuilder {
       value = lower_cast(args.at(0));
     } else if (reduce_) {
       // Repeat 1 / stride 0 on the reduced axes; no attributes (the tensors say which).
-      AscNode c;
-      c.name = n_.name;
-      c.op = n_.kind;
-      c.inputs = args;
-      std::vector<sym::Expr> repeats = space_;
-      for (size_t d = 0; d < repeats.size(); ++d)
-        if (reduced_[d]) repeats[d] = 1;
-      c.out = local_tensor(compute_dtype(n_.type.dtype), axes_, repeats);
-      value = add(std::move(c));
+      value = b_.reduce(n_.kind, args.at(0), reduced_, n_.name);
     } else {
-      AscNode c;
-      c.name = n_.name;
-      c.op = def->cls == OpClass::Broadcast ? "broadcast" : n_.kind;
-      c.inputs = args;
-      if (def->cls == OpClass::Elementwise) c.attrs = n_.attrs;
+      AttrMap attrs;
+      if (def->cls == OpClass::Elementwise) attrs = n_.attrs;
       // Eager rounds the steps of a rounding division of two f16/bf16 tensors (see
       // af_div_floor_f16); with a scalar divisor it divides in f32 and rounds once.
       if ((n_.kind == "div_floor" || n_.kind == "div_trunc") &&
           is_low_precision_float(n_.type.dtype) && g_.nodes[n_.operands.at(1)].kind != "const")
-        c.attrs["round"] = std::string(dtype_name(n_.type.dtype));
+        attrs["round"] = std::string(dtype_name(n_.type.dtype));
       // Eager's bf16 pow(x, 3) / pow(x, -2) multiply in Vectorized<BFloat16>, rounding x*x to
       // bf16 (af_cube_bf16); its f16 pow rounds powf's result once.
       if ((n_.kind == "cube" || n_.kind == "rsquare") && n_.type.dtype == DType::BF16 &&
           round_results_)
-        c.attrs["round"] = std::string("bf16");
-      c.out = local_tensor(compute_dtype(n_.type.dtype), axes_, n_.type.shape);
-      value = add(std::move(c));
+        attrs["round"] = std::string("bf16");
+      std::string kind = def->cls == OpClass::Broadcast ? "broadcast" : n_.kind;
+      value = b_.compute_typed(kind, args, compute_dtype(n_.type.dtype), std::move(attrs), n_.name);
     }
     store(value);
     FusedNode step;
@@ -133,31 +108,12 @@ class KernelBuilder {
     step.inputs = inputs_;
     step.input_axes = input_axes_;
     step.outputs = {op_};
-    step.kernel = std::move(k_);
+    step.kernel = b_.finish();
     sort_kernel_io(step);
     return step;
   }
 
  private:
-  /// Adds `n` scheduled over all axes, with a name no earlier node uses; returns its index.
-  int add(AscNode n) {
-    std::string base = n.name;
-    for (int i = 2; names_.count(n.name); ++i) n.name = base + "." + std::to_string(i);
-    names_.insert(n.name);
-    n.sched_axes = axes_;
-    return k_.add_node(std::move(n));
-  }
-
-  int cast(int in, DType to, std::string name) {
-    AscNode c;
-    c.name = std::move(name);
-    c.op = "cast";
-    c.inputs = {in};
-    c.out = k_.nodes[in].out;
-    c.out.dtype = to;
-    return add(std::move(c));
-  }
-
   /// The compute-dtype node of operand value `v`: a scalar for a const, else data -> load
   /// (-> cast to f32). A broadcast operand keeps repeat 1 / stride 0 on the dims it expands.
   int operand(int v, bool broadcast) {
@@ -169,12 +125,7 @@ class KernelBuilder {
       if (t.rank() != 0)
         throw CompileError(where(g_, op_) + ": const operand %" + p.name + " has shape " +
                            sym::str(t.shape) + ", expected rank 0");
-      AscNode s;
-      s.name = p.name;
-      s.op = "scalar";
-      s.attrs = {{"value", p.attrs.at("value")}};
-      s.out.dtype = compute_dtype(t.dtype);
-      return loaded_[v] = add(std::move(s));
+      return loaded_[v] = b_.scalar(p.attrs.at("value"), compute_dtype(t.dtype), p.name);
     }
     const auto& rshape = space_;
     if (!broadcast && t.shape != rshape)
@@ -184,27 +135,17 @@ class KernelBuilder {
       throw CompileError(where(g_, op_) + ": operand %" + p.name + " of shape " +
                          sym::str(t.shape) + " has a higher rank than the result " +
                          sym::str(rshape));
-    AscNode d;
-    d.name = p.name + ".data";
-    d.op = "data";
-    d.attrs = {{"index", static_cast<int64_t>(inputs_.size())}};
-    d.out.dtype = t.dtype;
-    d.out.axes = axes_;
+    std::vector<sym::Expr> repeats, strides;
     size_t lead = rshape.size() - t.rank();
     for (size_t i = 0; i < rshape.size(); ++i) {
       bool kept = i >= lead && t.shape[i - lead] == rshape[i];
-      d.out.repeats.push_back(kept ? rshape[i] : sym::Expr(1));
-      d.out.strides.push_back(kept ? t.strides[i - lead] : sym::Expr(0));
+      repeats.push_back(kept ? rshape[i] : sym::Expr(1));
+      strides.push_back(kept ? t.strides[i - lead] : sym::Expr(0));
     }
     inputs_.push_back(v);
     input_axes_.emplace_back(axes_.begin() + static_cast<std::ptrdiff_t>(lead), axes_.end());
-    AscNode l;
-    l.name = p.name + ".load";
-    l.op = "load";
-    l.out = local_tensor(t.dtype, axes_, d.out.repeats);
-    l.inputs = {add(std::move(d))};
-    int node = add(std::move(l));
-    if (is_low_precision_float(t.dtype)) node = cast(node, DType::F32, p.name + ".f32");
+    int node = b_.load(b_.data(p.name, t.dtype, repeats, strides, 0));
+    if (is_low_precision_float(t.dtype)) node = b_.cast(node, DType::F32, false, p.name + ".f32");
     return loaded_[v] = node;
   }
 
@@ -214,61 +155,48 @@ class KernelBuilder {
   int lower_cast(int x) {
     DType a = g_.nodes[n_.operands[0]].type.dtype;
     DType b = n_.type.dtype;
-    const AscNode& xn = k_.nodes[x];
-    if (a == b && is_low_precision_float(b) && xn.op == "cast" &&
-        k_.nodes[xn.inputs[0]].out.dtype == b)
+    const ascir::AscNode& xn = b_.node(x);
+    if (a == b && is_low_precision_float(b) && xn.op == "cast" && b_.dtype(xn.inputs[0]) == b)
       return xn.inputs[0];  // the loaded f16/bf16 value itself
-    if (is_low_precision_float(b)) return a == b ? x : cast(x, b, n_.name);
+    if (is_low_precision_float(b)) return a == b ? x : b_.cast(x, b, false, n_.name);
     if (compute_dtype(a) == b) return x;  // f16/bf16 -> f32: already f32
-    return cast(x, b, n_.name);
+    return b_.cast(x, b, false, n_.name);
   }
 
   /// A copy of compute value `x` (a concat segment): the loaded f16/bf16 value itself, else x.
   int copy_value(int x) {
-    const AscNode& xn = k_.nodes[x];
+    const ascir::AscNode& xn = b_.node(x);
     if (is_low_precision_float(n_.type.dtype) && xn.op == "cast") return xn.inputs[0];
     return x;
   }
 
-  /// Store + output of value node `value`, cast to the result's dtype first when needed. An f32
-  /// value of an f16/bf16 result is rounded by the store itself unless results round (a merge
-  /// then hands consumers the f32 value; with a cast node it hands them the rounded one).
+  /// Store + output of value node `value`. An f32 value of an f16/bf16 result is rounded by the
+  /// store itself unless results round (a merge then hands consumers the f32 value; with a cast
+  /// node it hands them the rounded one).
   void store(int value) {
     const graph::TensorType& t = result_;
-    int src = value;
-    bool store_rounds = !round_results_ && is_low_precision_float(t.dtype) &&
-                        k_.nodes[value].out.dtype == DType::F32;
-    if (k_.nodes[value].out.dtype != t.dtype && !store_rounds)
-      src = cast(value, t.dtype, n_.name + "." + std::string(dtype_name(t.dtype)));
-    AscNode s;
-    s.name = n_.name + ".store";
-    s.op = "store";
-    s.inputs = {src};
-    s.out.dtype = t.dtype;
-    s.out.offset = t.offset;
+    AscTensor out;
+    out.dtype = t.dtype;
+    out.offset = t.offset;
     if (!reduce_) {
-      s.out.axes = axes_;
-      s.out.repeats = t.shape;
-      s.out.strides = t.strides;
+      out.axes = axes_;
+      out.repeats = t.shape;
+      out.strides = t.strides;
     } else {
       // The axes of the result's dims: all (stride 0 on the reduced ones) or the kept ones.
       bool keep = graph::reduce_keepdim(n_);
       size_t dim = 0;
       for (size_t d = 0; d < axes_.size(); ++d) {
-        if (reduced_[d] && !keep) continue;
-        s.out.axes.push_back(axes_[d]);
-        s.out.repeats.push_back(t.shape.at(dim));
-        s.out.strides.push_back(reduced_[d] ? sym::Expr(0) : t.strides.at(dim));
+        bool reduced =
+            std::find(reduced_.begin(), reduced_.end(), static_cast<int>(d)) != reduced_.end();
+        if (reduced && !keep) continue;
+        out.axes.push_back(axes_[d]);
+        out.repeats.push_back(t.shape.at(dim));
+        out.strides.push_back(reduced ? sym::Expr(0) : t.strides.at(dim));
         ++dim;
       }
     }
-    AscNode o;
-    o.name = n_.name + ".out";
-    o.op = "output";
-    o.attrs = {{"index", int64_t{0}}};
-    o.out = s.out;
-    o.inputs = {add(std::move(s))};
-    add(std::move(o));
+    b_.store(n_.name, value, out, !round_results_);
   }
 
   const graph::Graph& g_;
@@ -279,13 +207,12 @@ class KernelBuilder {
   std::vector<sym::Expr> space_;  // the iteration space: one original axis per dim
   graph::TensorType result_;      // what the store writes: the result, or a segment's slice
   bool round_results_;            // an f16/bf16 result is rounded by a cast node before its store
-  std::vector<bool> reduced_;     // per axis: reduced (reduce only)
-  AscGraph k_;
-  std::vector<int> axes_;
+  ascir::Builder b_;
+  std::vector<int> axes_;                     // per dim, its axis
+  std::vector<int> reduced_;                  // the reduced axes (reduce only)
   std::vector<int> inputs_;                   // data index -> graph node
   std::vector<std::vector<int>> input_axes_;  // data index -> the axes of the value's dims
   std::map<int, int> loaded_;                 // graph node -> its compute node in this kernel
-  std::set<std::string> names_;               // node names in use
 };
 
 /// The concat kernel of node `node`: one segment per operand, each copying its operand into its

@@ -40,10 +40,10 @@ TEST(AscirBuilder, ElementwiseKernel) {
   %b.load.b = broadcast(%b.load) sched [z0, z1] : f32 [z0, z1] repeats [s0, 64] strides [64, 1]
   %add = add(%x.load.f32, %b.load.b) sched [z0, z1] : f32 [z0, z1] repeats [s0, 64] strides [64, 1]
   %sigmoid = sigmoid(%add) sched [z0, z1] : f32 [z0, z1] repeats [s0, 64] strides [64, 1]
-  %c.1 = scalar() {value = 2.0} sched [z0, z1] : f32 [] repeats [] strides []
-  %mul = mul(%sigmoid, %c.1) sched [z0, z1] : f32 [z0, z1] repeats [s0, 64] strides [64, 1]
-  %mul.bf16 = cast(%mul) sched [z0, z1] : bf16 [z0, z1] repeats [s0, 64] strides [64, 1]
-  %y.store = store(%mul.bf16) sched [z0, z1] : bf16 [z0, z1] repeats [s0, 64] strides [64, 1]
+  %c.2 = scalar() {value = 2.0} sched [z0, z1] : f32 [] repeats [] strides []
+  %mul = mul(%sigmoid, %c.2) sched [z0, z1] : f32 [z0, z1] repeats [s0, 64] strides [64, 1]
+  %y.bf16 = cast(%mul) sched [z0, z1] : bf16 [z0, z1] repeats [s0, 64] strides [64, 1]
+  %y.store = store(%y.bf16) sched [z0, z1] : bf16 [z0, z1] repeats [s0, 64] strides [64, 1]
   %y.out = output(%y.store) {index = 0} sched [z0, z1] : bf16 [z0, z1] repeats [s0, 64] strides [64, 1]
 }
 )");
@@ -72,7 +72,7 @@ TEST(AscirBuilder, DtypeRule) {
   int r = b.reduce("reduce_sum", h, {1});
   EXPECT_EQ(b.node(r).out.dtype, DType::F32);
   EXPECT_EQ(b.varies(r), (std::vector<bool>{true, false}));
-  EXPECT_THROW(b.reduce("reduce_sum", i, {1}), CompileError);
+  EXPECT_THROW(b.reduce("reduce_any", f, {1}), CompileError);  // bool only
   try {
     b.store("out", j, DType::I64, {1, 0}, 0);  // j varies along z1, the output does not
     FAIL() << "expected a CompileError";

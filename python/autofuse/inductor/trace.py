@@ -362,6 +362,8 @@ class AscTracer(DefaultHandler):
 
     def _reduce(self, kind: str, v: Value, axes: Optional[Tuple[int, ...]] = None) -> Value:
         axes = self.reduce_axes if axes is None else axes
+        if kind != "reduce_any" and v.dtype not in ("f32", "f16", "bf16") and v.size is None:
+            raise Unsupported(f"{kind} over {v.dtype} values (integer reductions stay Inductor's)")
         r = self._call("reduce", kind, self._node(v, kind), list(axes))
         self.reduce_of[r.node] = (kind, self.b.inputs(r.node)[0], tuple(axes))
         return r
