@@ -12,19 +12,29 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
 _lock = threading.Lock()
 _pending: List["AscKernel"] = []  # kernels created but not compiled yet, oldest first
-_scheduled: Dict[str, Any] = {}  # kernel name -> its _C.ScheduledKernel, until compiled
+# (kernel name, its compile options as json) -> its _C.ScheduledKernel, until compiled: a name
+# is a hash of the unscheduled kernel, the same for every target it may be scheduled for.
+_scheduled: Dict[Tuple[str, str], Any] = {}
 
 
-def keep(kernel: Any) -> None:
-    """Keeps a _C.ScheduledKernel the wrapper being generated calls, for compile_pending."""
+def options_key(options: Dict[str, Any]) -> str:
+    """Compile options as the one json text that keys kernels compiled together."""
+    return json.dumps(options, sort_keys=True)
+
+
+def keep(kernel: Any, options: Dict[str, Any]) -> Tuple[str, str]:
+    """Keeps a _C.ScheduledKernel the wrapper being generated calls, scheduled with compile
+    options `options`, for compile_pending; returns its key (discard_pending's `kept`)."""
+    key = (kernel.name, options_key(options))
     with _lock:
-        _scheduled[kernel.name] = kernel
+        _scheduled[key] = kernel
+    return key
 
 
 class AscKernel:
@@ -94,12 +104,12 @@ def compile_pending(name: str = "inductor") -> int:
         _pending.clear()
     groups: Dict[str, List[AscKernel]] = {}
     for k in batch:
-        groups.setdefault(json.dumps(k.options, sort_keys=True), []).append(k)
+        groups.setdefault(options_key(k.options), []).append(k)
     try:
-        for kernels in groups.values():
+        for options, kernels in groups.items():
             names = list(dict.fromkeys(k.name for k in kernels))  # each kernel once
             with _lock:
-                scheduled = [_scheduled.get(n) for n in names]
+                scheduled = [_scheduled.get((n, options)) for n in names]
             if all(scheduled):
                 program = _C.compile_kernels(scheduled, name=name, **kernels[0].options)
             else:  # a wrapper reloaded in a process that did not trace it
@@ -109,7 +119,7 @@ def compile_pending(name: str = "inductor") -> int:
                 k._loaded(program, names.index(k.name))
             with _lock:
                 for n in names:
-                    _scheduled.pop(n, None)
+                    _scheduled.pop((n, options), None)
     except Exception:
         with _lock:  # let a later call try again (and fail the same way, loudly)
             _pending[:0] = [k for k in batch if k.program is None]
@@ -117,10 +127,10 @@ def compile_pending(name: str = "inductor") -> int:
     return len(batch)
 
 
-def discard_pending(kept: Sequence[str] = ()) -> None:
-    """Forgets the pending kernels and the scheduled ones named `kept`: a graph that fell back
-    to Inductor's kernels never runs them."""
+def discard_pending(kept: Sequence[Tuple[str, str]] = ()) -> None:
+    """Forgets the pending kernels and the scheduled ones `kept` (keep's keys): a graph that
+    fell back to Inductor's kernels never runs them."""
     with _lock:
-        for name in [*kept, *(k.name for k in _pending)]:
-            _scheduled.pop(name, None)
+        for key in [*kept, *((k.name, options_key(k.options)) for k in _pending)]:
+            _scheduled.pop(key, None)
         _pending.clear()

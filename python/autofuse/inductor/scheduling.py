@@ -47,7 +47,7 @@ class Session:
         self.schedule = schedule  # (AscBuilder, name) -> _C.ScheduledKernel; raises CompileError
         self.groups: List[GroupRecord] = []
         self.defined: set = set()  # kernels the wrapper defines
-        self.kept: List[str] = []  # the kernels handed to runtime.keep
+        self.kept: List[Tuple[str, str]] = []  # the keys of the kernels handed to runtime.keep
 
 
 def _origins(nodes) -> List[str]:
@@ -206,8 +206,7 @@ def make_scheduling(session: Session) -> type:
             outs = [real.get(b, b) for b in group.outputs]
             symbols = group.symbols
             wrapper.add_import_once("from autofuse.inductor.runtime import AscKernel, arange")
-            runtime.keep(group.kernel)
-            session.kept.append(rec.name)
+            session.kept.append(runtime.keep(group.kernel, session.options))
             body = f"AscKernel({rec.name!r}, r'''\n{rec.ascir}''', {json.dumps(session.options)!r}, {symbols!r})"
             if rec.name not in session.defined:  # an identical group earlier in the graph
                 session.defined.add(rec.name)
