@@ -30,11 +30,13 @@ from typing import Any, Collection, List, Optional, Sequence
 
 import torch
 import torch.fx
-from torch._guards import TracingContext, detect_fake_mode
+from torch._guards import TracingContext
+from torch._subclasses.fake_tensor import FakeTensor
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 from torch.fx.experimental.symbolic_shapes import free_symbols
 
 from . import conv_layouts, packed_conv
+from .log import logger
 
 aten = torch.ops.aten
 # Convolution-class op -> the argument positions of its activations.
@@ -186,7 +188,9 @@ def to_channels_last(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], ta
     out = next(n for n in graph.nodes if n.op == "output")
     old = [_val(n) for n in out.args[0]]
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    fake_mode = detect_fake_mode([_val(n) for n in placeholders])
+    # the mode of the graph's own values: a graph rebuilt from AOTAutograd's cache
+    # (aot_cache._rebuild) has its own, not the tracing context's
+    fake_mode = next((v.fake_mode for v in map(_val, placeholders) if isinstance(v, FakeTensor)), None)
     if fake_mode is None:
         return gm
     weights = {placeholders[k] for k in packed if k < len(placeholders)}
@@ -195,7 +199,8 @@ def to_channels_last(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], ta
             _propagate(graph, example_inputs, relayout, weights)
             if not _restore_outputs(graph, old, _visible_outputs(tag, len(old))):
                 return gm
-    except Exception:  # an op the fake mode cannot run with the new strides: keep the layouts
+    except Exception as e:  # an op the fake mode cannot run with the new strides: keep the layouts
+        logger.info("autofuse: convolutions keep their layouts: %s: %s", type(e).__name__, e)
         return gm
     graph.lint()
     ctx = TracingContext.try_get()

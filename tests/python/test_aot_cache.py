@@ -2,6 +2,8 @@
 torch._dynamo.reset() (as in a second process) loads the traced graph instead of tracing it,
 compiles it again with the current settings and computes what eager computes."""
 
+import re
+
 import torch
 
 import autofuse
@@ -122,3 +124,33 @@ def test_a_loaded_graph_compiles_with_the_current_settings():
             torch.testing.assert_close(out, _norm_gelu(x, w))
     assert _aot("autograd_cache_hit") - hits == 1
     assert [bool(r.fallback) for r in recs] == [False, True]
+
+
+class _ConvNet(torch.nn.Module):
+    """Two convolutions with BatchNorm and ReLU between them: channels_last.py's case."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.bn, self.c2 = torch.nn.Conv2d(3, 16, 3), torch.nn.BatchNorm2d(16), torch.nn.Conv2d(16, 8, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.c2(torch.relu(self.bn(self.c1(x)))) + 1.0
+
+
+def test_a_loaded_graph_gets_the_layout_passes_of_a_traced_one(monkeypatch):
+    """A loaded graph's values belong to the fake mode it was unpickled in, not the tracing
+    context's: the layout pass once failed on them and a warm start ran every convolution NCHW."""
+    from autofuse import conv_layouts
+
+    rule = conv_layouts.LayoutRule("pinned", frozenset({torch.float32}), lambda c: True, lambda s: True)
+    monkeypatch.setattr(conv_layouts, "RULES", (rule,))
+    net, x = _ConvNet().eval(), torch.randn(2, 3, 20, 20)
+    with torch.no_grad(), autofuse.collect_records() as recs:
+        hits, outs = _compile_twice(net, x, dynamic=False)
+    assert hits == 1
+    for out in outs:
+        torch.testing.assert_close(out, net(x))
+    traced, loaded = recs
+    assert "strides [5184, 1, 288, 16]" in traced.graph_text  # the first convolution's, channels-last
+    for text in ("graph_text", "fused_text"):
+        assert re.sub(rf"@{loaded.name}\b", f"@{traced.name}", getattr(loaded, text)) == getattr(traced, text)

@@ -33,12 +33,13 @@ _AMX = {"avx2": True, "avx512_f": True, "avx512_bf16": True, "amx_bf16": True}
 
 @pytest.mark.parametrize("caps, dtype, want", [
     # (depthwise 7 x 7 at 56 x 56, its backward, 1 x 1 at 56 x 56, 3 x 3 at 56 x 56, 1 x 1 at 14 x 14,
-    #  on a kept pack: 3 x 3 at 14 x 14, a 7 x 7 stem on 3 channels)
-    (_ZEN3, torch.float32, [False, True, True, False, False, True, False]),
-    (_ZEN4, torch.float32, [True, True, True, True, False, False, True]),
-    (_ZEN4, torch.bfloat16, [True, True, True, True, False, False, True]),
-    (_AMX, torch.bfloat16, [True, True, True, True, False, False, True]),
-    (_ZEN4, torch.float16, [True, True, True, True, True, True, True]),  # no row: Inductor's choice
+    #  on a kept pack: 3 x 3 at 14 x 14, a 7 x 7 stem on 3 channels; 3 x 3 at 7 x 7)
+    (_ZEN3, torch.float32, [False, True, True, False, False, True, False, False]),
+    (_ZEN4, torch.float32, [True, True, True, True, False, False, True, False]),
+    (_ZEN4, torch.bfloat16, [True, True, True, True, False, False, True, False]),
+    (_AMX, torch.float32, [True, True, True, True, False, True, True, False]),  # packs: channels-last
+    (_AMX, torch.bfloat16, [True, True, True, True, True, True, True, False]),
+    (_ZEN4, torch.float16, [True, True, True, True, True, True, True, True]),  # no row: Inductor's choice
 ])
 def test_rules_choose_by_cpu_and_dtype(monkeypatch, caps, dtype, want):
     monkeypatch.setattr(conv_layouts, "RULES", _RULES)  # the real table
@@ -49,7 +50,8 @@ def test_rules_choose_by_cpu_and_dtype(monkeypatch, caps, dtype, want):
               conv_layouts.ConvShape(dtype, False, False, (3, 3), 3136, 3136, 64, False),
               conv_layouts.ConvShape(dtype, False, False, (1, 1), 196, 196, 256, False),
               conv_layouts.ConvShape(dtype, False, False, (3, 3), 196, 196, 256, True),
-              conv_layouts.ConvShape(dtype, False, False, (7, 7), 224 * 224, 112 * 112, 3, True)]
+              conv_layouts.ConvShape(dtype, False, False, (7, 7), 224 * 224, 112 * 112, 3, True),
+              conv_layouts.ConvShape(dtype, False, False, (3, 3), 49, 49, 512, False)]
     assert [conv_layouts.prefers_channels_last(s) for s in shapes] == want
 
 
