@@ -174,14 +174,17 @@ std::string seconds_text(double s) {
   return buf;
 }
 
-/// Verifies or builds the entry, then loads it. Called with the entry's in-process mutex held;
-/// builds happen under the key's cross-process lock, re-checking the disk once it is held.
+/// Verifies or (when `may_build`) builds the entry, then loads it; nullptr when it is not valid
+/// on disk (or does not load) and `may_build` is false. Called with the entry's in-process mutex
+/// held; builds happen under the key's cross-process lock, re-checking the disk once it is held.
 std::shared_ptr<jit::LoadedModule> load_or_build(const CompileRequest& req, const DiskCache& cache,
-                                                 const std::string& key, CompileStats* stats) {
+                                                 const std::string& key, bool may_build,
+                                                 CompileStats* stats) {
   bool reloaded = false;  // evicted once after a failed dlopen of a cached entry
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::string why;
     bool built = false;
+    if (!may_build && cache.verify(key, &why) != DiskCache::Lookup::Valid) return nullptr;
     if (cache.verify(key, &why) != DiskCache::Lookup::Valid) {
       auto held = cache.lock(key);
       DiskCache::Lookup state = cache.verify(key, &why);  // another process may have built it
@@ -209,6 +212,7 @@ std::shared_ptr<jit::LoadedModule> load_or_build(const CompileRequest& req, cons
       }
       return mod;
     } catch (const ToolchainError& err) {
+      if (!may_build) return nullptr;
       cache.evict(key);
       if (built || reloaded)  // a fresh build that does not load will not load when rebuilt
         throw ToolchainError(std::string(err.what()) + " (the module of " + tag_of(req) + ")");
@@ -286,12 +290,15 @@ std::string cache_key(const CompileRequest& req) {
   return h.digest().hex();
 }
 
-std::shared_ptr<jit::LoadedModule> compile_and_load(const CompileRequest& req,
-                                                    CompileStats* stats) {
+namespace {
+
+/// compile_and_load and load_cached: the module of entry `key`, from the memo, the disk or (when
+/// `build`) built now; nullptr when it is not there and `build` is false.
+std::shared_ptr<jit::LoadedModule> load(const CompileRequest& req, const std::string& key,
+                                        bool build, CompileStats* stats) {
   if (std::string problem = req.sanitize.load_problem(); !problem.empty())
     throw ToolchainError("autofuse: " + problem);
-  std::string dir = ensure_private_dir(req.cache_dir.empty() ? default_cache_dir() : req.cache_dir);
-  std::string key = cache_key(req);
+  std::string dir = cache_dir_of(req);
   std::string id = dir + "/" + key;
   Memo& m = memo();
   std::shared_ptr<std::mutex> entry_mu;
@@ -322,12 +329,29 @@ std::shared_ptr<jit::LoadedModule> compile_and_load(const CompileRequest& req,
     found = memo_lookup();
   }
   if (found) return memo_hit(std::move(found));
-  auto mod = load_or_build(req, DiskCache(dir), key, stats);
+  auto mod = load_or_build(req, DiskCache(dir), key, build, stats);
+  if (!mod) return nullptr;
   std::lock_guard<std::mutex> lock(m.mu);
   for (auto it = m.modules.begin(); it != m.modules.end();)  // drop unloaded entries
     it = it->second.expired() ? m.modules.erase(it) : std::next(it);
   m.modules[id] = mod;
   return mod;
+}
+
+}  // namespace
+
+std::string cache_dir_of(const CompileRequest& req) {
+  return ensure_private_dir(req.cache_dir.empty() ? default_cache_dir() : req.cache_dir);
+}
+
+std::shared_ptr<jit::LoadedModule> compile_and_load(const CompileRequest& req,
+                                                    CompileStats* stats) {
+  return load(req, cache_key(req), /*build=*/true, stats);
+}
+
+std::shared_ptr<jit::LoadedModule> load_cached(const CompileRequest& req, const std::string& key,
+                                               CompileStats* stats) {
+  return load(req, key, /*build=*/false, stats);
 }
 
 }  // namespace af::jit

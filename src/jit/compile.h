@@ -55,11 +55,21 @@ std::vector<std::string> keyed_headers_in(const std::string& dir);
 /// Mixes every include dir and the names and contents of its keyed headers (sorted) into `h`.
 void hash_keyed_headers(const std::vector<std::string>& dirs, Hasher128& h);
 
+/// The cache directory `req` builds in (its cache_dir, else default_cache_dir()), checked
+/// private (ensure_private_dir).
+std::string cache_dir_of(const CompileRequest& req);
+
 /// Returns the loaded module for `req`: from this process's memo, else from the verified disk
 /// cache, else compiled now (then published to the cache). Adds to *stats (may be null).
 /// Thread-safe; each cache entry is loaded at most once per process while someone holds it.
 /// Throws ToolchainError (missing compiler, compile error, unusable cache dir, load failure, a
 /// sanitizer build this process cannot load).
 std::shared_ptr<LoadedModule> compile_and_load(const CompileRequest& req, CompileStats* stats);
+
+/// The module cached under `key` (a cache_key of an earlier request with `req`'s cache dir),
+/// from the memo or the verified disk cache, as compile_and_load loads it; nullptr when the
+/// entry is missing, corrupt or does not load. Never compiles. Adds a cache hit to *stats.
+std::shared_ptr<LoadedModule> load_cached(const CompileRequest& req, const std::string& key,
+                                          CompileStats* stats);
 
 }  // namespace af::jit

@@ -7,10 +7,12 @@
 #include <chrono>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include "ascir/parser.h"
 #include "ascir/verifier.h"
 #include "backends/registry.h"
+#include "codegen/canonical_code.h"
 #include "codegen/loop_nest.h"
 #include "fusion/dot.h"
 #include "fusion/fuse.h"
@@ -21,6 +23,7 @@
 #include "graph/verifier.h"
 #include "jit/compile.h"
 #include "jit/hash.h"
+#include "jit/kernel_index.h"
 #include "jit/module.h"
 #include "jit/runtime_headers.h"
 #include "pipeline/flags.h"
@@ -79,13 +82,10 @@ codegen::Toolchain program_toolchain(const target::Target& t) {
   return out;
 }
 
-/// The JIT stage: compiles `src` (or fetches it from the disk cache), loads it and fills
-/// prog.module and prog.kernels (one handle per kernel of `src`, in its order).
-void load_kernels(CompiledProgram& prog, const codegen::EmittedSource& src,
-                  const CompileOptions& opts, const std::string& name) {
+/// The request that builds a program for opts.target (its source left empty).
+jit::CompileRequest compile_request(const CompileOptions& opts, const std::string& name) {
   codegen::Toolchain tc = program_toolchain(opts.target);
   jit::CompileRequest req;
-  req.source = prog.source;
   req.cxx = opts.cxx;
   req.flags = tc.flags;
   req.sanitize = opts.sanitize;
@@ -97,22 +97,91 @@ void load_kernels(CompiledProgram& prog, const codegen::EmittedSource& src,
   req.cache_dir = opts.cache_dir;
   req.tag = name;
   req.log = opts.log;
-  prog.module = jit::compile_and_load(req, &prog.stats);
-  for (const auto& k : src.kernels) {
+  return req;
+}
+
+/// The backend of `chain` that prints `u`: the first that can (the last, cpu, takes every one).
+/// `passed` (may be null) gets a line per backend passed over, with its reason.
+size_t backend_for(const codegen::KernelUnit& u, const std::vector<const codegen::Backend*>& chain,
+                   const target::Target& t, std::vector<std::string>* passed) {
+  size_t b = 0;
+  for (; b + 1 < chain.size(); ++b) {
+    std::string why = chain[b]->reason(u, t);
+    if (why.empty()) break;
+    if (passed)
+      passed->push_back("kernel " + u.name + " keeps the " + std::string(chain[b + 1]->name()) +
+                        " target: " + why);
+  }
+  return b;
+}
+
+/// What the kernel index (jit/kernel_index.h) knows kernel `u` by: the backend that prints it
+/// and its source printed alone with its names taken out (codegen/canonical_code.h).
+std::string unit_code(const codegen::KernelUnit& u, const CompileOptions& opts) {
+  std::vector<const codegen::Backend*> chain = backends::backend_chain(opts.target);
+  const codegen::Backend* b = chain[backend_for(u, chain, opts.target, nullptr)];
+  std::vector<std::string> names;
+  for (const ascir::AscGraph* g : u.segments) names.push_back(codegen::kernel_c_name(g->name));
+  names.push_back(codegen::kernel_c_name(u.name));
+  return std::string(b->name()) + "\n" +
+         codegen::canonical_code(b->emit({u}, opts.target).code, names);
+}
+
+/// The JIT stage: loads each kernel of `units` (printed as `src`) from the module that holds it
+/// already where the kernel index knows one, compiles the others as one module (or fetches it
+/// from the disk cache) and indexes them, and fills prog.modules and prog.kernels (one handle
+/// per kernel, in order).
+void load_kernels(CompiledProgram& prog, const std::vector<codegen::KernelUnit>& units,
+                  const codegen::EmittedSource& src, const CompileOptions& opts,
+                  const std::string& name) {
+  jit::CompileRequest req = compile_request(opts, name);
+  const std::string toolchain = jit::cache_key(req);  // the request's key without a source
+  std::vector<std::string> keys;
+  std::vector<std::optional<jit::IndexedKernel>> found;
+  std::vector<codegen::KernelUnit> missing;
+  for (const codegen::KernelUnit& u : units) {
+    keys.push_back(jit::kernel_key(toolchain, unit_code(u, opts)));
+    found.push_back(jit::find_kernel(req, keys.back()));
+    if (!found.back()) missing.push_back(u);
+  }
+  for (const auto& f : found)
+    if (f && std::find(prog.modules.begin(), prog.modules.end(), f->module) == prog.modules.end())
+      prog.modules.push_back(f->module);
+  prog.stats.cache_hits += static_cast<int64_t>(prog.modules.size());
+  if (!missing.empty()) {
+    CompileOptions quiet = opts;  // program_source logged each kernel's backend already
+    quiet.log = nullptr;
+    req.source =
+        missing.size() == units.size() ? prog.source : program_source(missing, quiet, name).code;
+    std::shared_ptr<jit::LoadedModule> mod = jit::compile_and_load(req, &prog.stats);
+    prog.modules.push_back(mod);
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (found[i]) continue;
+      found[i] = jit::IndexedKernel{mod, src.kernels[i].name};
+      jit::index_kernel(req, keys[i], *mod, src.kernels[i].name);
+    }
+  }
+  if (missing.size() < units.size())
+    log(opts, "graph " + name + ": " + std::to_string(units.size() - missing.size()) + " of " +
+                  std::to_string(units.size()) + " kernel(s) from modules compiled before");
+  for (size_t i = 0; i < units.size(); ++i) {
+    const codegen::EmittedKernel& k = src.kernels[i];
+    const jit::LoadedModule& mod = *found[i]->module;
+    const std::string& symbol = found[i]->name;
     KernelHandle h;
     h.name = k.name;
     h.symbols = k.symbols;
     h.num_inputs = k.num_inputs;
     h.num_outputs = k.num_outputs;
     h.key = jit::Hasher128().field(prog.source).field(k.name).digest().hex();
-    h.tiling_fn = prog.module->symbol(k.name + "_tiling");
-    h.kernel_fn = prog.module->symbol(k.name + "_kernel");
+    h.tiling_fn = mod.symbol(symbol + "_tiling");
+    h.kernel_fn = mod.symbol(symbol + "_kernel");
     h.target = k.target;
     std::string violations =
         backends::find_backend(k.target).toolchain(opts.target).violations_symbol;
-    if (!violations.empty()) h.violations_fn = prog.module->symbol(violations);
-    h.index_fault_fn = prog.module->find_symbol(codegen::kTakeIndexFault);
-    h.zero_division_fn = prog.module->find_symbol(codegen::kTakeZeroDivision);
+    if (!violations.empty()) h.violations_fn = mod.symbol(violations);
+    h.index_fault_fn = mod.find_symbol(codegen::kTakeIndexFault);
+    h.zero_division_fn = mod.find_symbol(codegen::kTakeZeroDivision);
     prog.kernels.push_back(std::move(h));
   }
 }
@@ -171,7 +240,7 @@ void from_codegen(CompiledProgram& prog, const CompileOptions& opts, const std::
   if (last == Stage::Codegen || kernels.empty()) return;
 
   // Compile (or fetch from the disk cache) and load.
-  load_kernels(prog, src, opts, name);
+  load_kernels(prog, kernels, src, opts, name);
   finish(prog, opts, name, start);
 }
 
@@ -264,16 +333,12 @@ codegen::EmittedSource program_source(const std::vector<codegen::KernelUnit>& un
   std::vector<std::vector<codegen::KernelUnit>> parts(chain.size());
   std::string kept;
   for (const codegen::KernelUnit& u : units) {
-    size_t b = 0;
-    for (; b + 1 < chain.size(); ++b) {
-      std::string why = chain[b]->reason(u, opts.target);
-      if (why.empty()) break;
-      std::string line = "kernel " + u.name + " keeps the " + std::string(chain[b + 1]->name()) +
-                         " target: " + why;
+    std::vector<std::string> passed;
+    parts[backend_for(u, chain, opts.target, &passed)].push_back(u);
+    for (const std::string& line : passed) {
       kept += "// " + line + "\n";
       log(opts, name + ": " + line);
     }
-    parts[b].push_back(u);
   }
   // One source: the reasons, then each backend's part, the fallback's first.
   codegen::EmittedSource out;

@@ -63,9 +63,11 @@ struct KernelHandle {
 /// The result of compile(): the fused program, the generated source and the loaded kernels.
 struct CompiledProgram {
   fusion::FusedGraph fused;
-  std::string source;                         // the generated C++ of all kernels
-  std::vector<KernelHandle> kernels;          // one per Kernel node of `fused`, in order
-  std::shared_ptr<jit::LoadedModule> module;  // keeps the shared object loaded
+  std::string source;                 // the generated C++ of all kernels
+  std::vector<KernelHandle> kernels;  // one per Kernel node of `fused`, in order
+  /// The shared objects its kernels live in, kept loaded: the one compiled for it, and those of
+  /// other programs that held some of its kernels already (jit/kernel_index.h).
+  std::vector<std::shared_ptr<jit::LoadedModule>> modules;
   CompileStats stats;
 };
 
