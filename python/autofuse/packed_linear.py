@@ -23,10 +23,19 @@ there kept packs are oneDNN's and a training step's per-call packs stay MKL's (L
 Which library serves a dtype is a table (CHOICES: the first row whose CPU condition holds). A pack
 serves the row count it was made for, so dynamic shapes keep one per count (Library.per_rows).
 
-bf16 depends on the CPU too. By default ATen's own matmul (oneDNN, AMX where the CPU has it)
-runs on W copied once to [in, out] row-major, the layout oneDNN reorders into its AMX blocks
-fastest: the models' bf16 linears with 2304-3072 output features run 1.1-1.25x faster, the rest
-within noise, and BERT/ViT bf16 forwards 1.07-1.09x (2 threads, interleaved in one process).
+bf16 depends on the CPU too. Without AVX-512 BF16, ATen's own matmul (oneDNN) runs on W copied
+once to [in, out] row-major. On Intel with AMX that copy is the layout oneDNN reorders into its
+AMX blocks fastest (bf16 linears with 2304-3072 output features 1.1-1.2x faster at 512 rows, the
+rest within 10%, at 24 rows 0.91-1.09x; Sapphire Rapids, 2 threads), but a decode step's one row
+streams the weight at a quarter of the memory's bandwidth: a 6-layer Llama's bf16 `generate` took
+25.9 ms a token (0.82x Inductor, 23% of the weight-streaming bound). There, as on Zen 4 below, the
+plain weight serves (no second copy) and decode's few rows run the runtime's own linear: 7.6 ms a
+token, 1.58x Inductor, 66% of the bound (GPT-2 bf16: 0.83x to 1.70x Inductor), prefill 0.90x to
+1.10x Inductor against 0.76x to 0.89x (bench-generate narrowed to Llama and GPT-2, 1x24, dynamic
+and static caches, 2026-12-06). fp32 on Intel stays
+MKL's kept packs: the plain weight with the runtime's few-row linear decoded within 5% of them
+(0.96x to 1.03x Inductor for Llama, 0.94x to 1.01x for GPT-2) but prefilled 0.81x to 0.94x
+against 0.95x to 1.07x.
 There oneDNN's linear on a reordered weight (mkldnn._reorder_linear_weight, _linear_pointwise)
 was 1.16-1.41x ATen's at 1 thread but 0.55-0.68x at 2 threads for 768 output features, which
 made whole bf16 models slower at torch's default thread count. With AVX-512 BF16 but no AMX
@@ -237,8 +246,8 @@ CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
                lambda c: not cpu.bf16_arithmetic(c) and c["onednn"] and c["avx2"] and c["vendor"] != "GenuineIntel",
                _F32_ONEDNN),
         Choice("without bf16 arithmetic: computed in fp32", lambda c: not cpu.bf16_arithmetic(c), _F32_ROWS_MAJOR),
-        Choice("AVX-512 BF16 without AMX (Zen 4): oneDNN on the plain weight, few rows our own",
-               lambda c: c["onednn"] and c["avx512_bf16"] and not c["amx_bf16"] and linear_rows_supported(torch.bfloat16),
+        Choice("AVX-512 BF16 (Zen 4; Intel with AMX): oneDNN on the plain weight, few rows our own",
+               lambda c: c["onednn"] and c["avx512_bf16"] and linear_rows_supported(torch.bfloat16),
                _BF16_ROWS_PLAIN),
         Choice("any other with oneDNN (AMX where it has it)", lambda c: c["onednn"], _ROWS_MAJOR),
     ),
