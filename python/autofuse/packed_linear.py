@@ -32,10 +32,11 @@ streams the weight at a quarter of the memory's bandwidth: a 6-layer Llama's bf1
 plain weight serves (no second copy) and decode's few rows run the runtime's own linear: 7.6 ms a
 token, 1.58x Inductor, 66% of the bound (GPT-2 bf16: 0.83x to 1.70x Inductor), prefill 0.90x to
 1.10x Inductor against 0.76x to 0.89x (bench-generate narrowed to Llama and GPT-2, 1x24, dynamic
-and static caches, 2026-12-06). fp32 on Intel stays
-MKL's kept packs: the plain weight with the runtime's few-row linear decoded within 5% of them
-(0.96x to 1.03x Inductor for Llama, 0.94x to 1.01x for GPT-2) but prefilled 0.81x to 0.94x
-against 0.95x to 1.07x.
+and static caches, 2026-12-06). fp32 on Intel keeps MKL's packs (MKL runs its AVX-512 path there)
+for prefill's rows and runs decode's few rows on the plain weight with the runtime's linear:
+Llama decode 0.84x to 0.96x Inductor (static cache) and 0.96x to 1.08x (dynamic), GPT-2 dynamic
+0.94x to 1.01x, prefill 1.01-1.07x to 1.03-1.19x; oneDNN on the plain weight instead of MKL's
+packs decoded alike but prefilled 0.81x to 0.94x.
 There oneDNN's linear on a reordered weight (mkldnn._reorder_linear_weight, _linear_pointwise)
 was 1.16-1.41x ATen's at 1 thread but 0.55-0.68x at 2 threads for 768 output features, which
 made whole bf16 models slower at torch's default thread count. With AVX-512 BF16 but no AMX
@@ -209,6 +210,8 @@ def linear_rows_supported(dtype: torch.dtype) -> bool:
 
 
 _MKL = Library(pack=_mkl_pack, call=_mkl_linear)
+# The same with a decode step's few rows run by the runtime's own linear on the plain weight.
+_MKL_ROWS = dataclasses.replace(_MKL, few_rows=True)
 # oneDNN's linear on the weight as it is (no reorder, nothing kept: no second copy of the weight).
 _ONEDNN_PLAIN = Library(pack=None, call=_onednn_linear, per_rows=False, per_call_rows=1)
 # The same with a decode step's few rows run by the runtime's own linear where it pays.
@@ -239,6 +242,8 @@ CHOICES: Dict[torch.dtype, Tuple[Choice, ...]] = {
         Choice("AVX2 without AVX-512, not Intel (AMD Zen 3): oneDNN kept, MKL per call",
                lambda c: c["onednn"] and c["avx2"] and c["vendor"] != "GenuineIntel",
                dataclasses.replace(_ONEDNN, per_call_rows=None, training=_MKL)),
+        Choice("AVX-512, Intel: MKL's kept packs, few rows our own",
+               lambda c: c["mkl"] and c["avx512_f"] and linear_rows_supported(torch.float32), _MKL_ROWS),
         Choice("any with MKL", lambda c: c["mkl"], _MKL),
     ),
     torch.bfloat16: (
