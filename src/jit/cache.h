@@ -42,6 +42,8 @@ class DiskCache {
   std::string so_path(const std::string& key) const { return dir_ + "/" + key + ".so"; }
   /// `<dir>/<key>.meta`.
   std::string meta_path(const std::string& key) const { return dir_ + "/" + key + ".meta"; }
+  /// `<dir>/<kernel key>.kernel`: a kernel index entry (jit/kernel_index.h).
+  std::string index_path(const std::string& key) const { return dir_ + "/" + key + ".kernel"; }
   /// `<dir>/.<key>.<pid>.<tid>.tmp.<ext>`: where this thread builds before publishing.
   std::string temp_path(const std::string& key, const std::string& ext) const;
 

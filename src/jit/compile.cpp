@@ -293,9 +293,9 @@ std::string cache_key(const CompileRequest& req) {
 namespace {
 
 /// compile_and_load and load_cached: the module of entry `key`, from the memo, the disk or (when
-/// `build`) built now; nullptr when it is not there and `build` is false.
+/// `may_build`) built now; nullptr when it is not there and `may_build` is false.
 std::shared_ptr<jit::LoadedModule> load(const CompileRequest& req, const std::string& key,
-                                        bool build, CompileStats* stats) {
+                                        bool may_build, CompileStats* stats) {
   if (std::string problem = req.sanitize.load_problem(); !problem.empty())
     throw ToolchainError("autofuse: " + problem);
   std::string dir = cache_dir_of(req);
@@ -329,7 +329,7 @@ std::shared_ptr<jit::LoadedModule> load(const CompileRequest& req, const std::st
     found = memo_lookup();
   }
   if (found) return memo_hit(std::move(found));
-  auto mod = load_or_build(req, DiskCache(dir), key, build, stats);
+  auto mod = load_or_build(req, DiskCache(dir), key, may_build, stats);
   if (!mod) return nullptr;
   std::lock_guard<std::mutex> lock(m.mu);
   for (auto it = m.modules.begin(); it != m.modules.end();)  // drop unloaded entries
@@ -346,12 +346,12 @@ std::string cache_dir_of(const CompileRequest& req) {
 
 std::shared_ptr<jit::LoadedModule> compile_and_load(const CompileRequest& req,
                                                     CompileStats* stats) {
-  return load(req, cache_key(req), /*build=*/true, stats);
+  return load(req, cache_key(req), /*may_build=*/true, stats);
 }
 
 std::shared_ptr<jit::LoadedModule> load_cached(const CompileRequest& req, const std::string& key,
                                                CompileStats* stats) {
-  return load(req, key, /*build=*/false, stats);
+  return load(req, key, /*may_build=*/false, stats);
 }
 
 }  // namespace af::jit

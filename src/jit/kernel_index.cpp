@@ -6,23 +6,11 @@
 #include "jit/cache.h"
 #include "jit/file_io.h"
 #include "jit/hash.h"
-#include "support/error.h"
 
 namespace af::jit {
 namespace {
 
 constexpr const char* kIndexMagic = "autofuse-kernel-index 1";
-
-std::string entry_path(const std::string& dir, const std::string& key) {
-  return dir + "/" + key + ".kernel";
-}
-
-bool is_key(const std::string& s) {
-  if (s.size() != 32) return false;
-  for (char c : s)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
@@ -44,13 +32,13 @@ std::string kernel_key(const std::string& toolchain, const std::string& canonica
 }
 
 std::optional<IndexedKernel> find_kernel(const CompileRequest& req, const std::string& key) {
-  std::optional<std::string> text = read_small_file(entry_path(cache_dir_of(req), key));
+  std::optional<std::string> text = read_small_file(DiskCache(cache_dir_of(req)).index_path(key));
   if (!text) return std::nullopt;
   std::istringstream in(*text);
   std::string magic, module_word, module_key, name_word, name;
   std::getline(in, magic);
   in >> module_word >> module_key >> name_word >> name;
-  if (magic != kIndexMagic || module_word != "module" || !is_key(module_key) ||
+  if (magic != kIndexMagic || module_word != "module" || !Hash128::from_hex(module_key) ||
       name_word != "name" || !is_identifier(name))
     return std::nullopt;
   std::shared_ptr<LoadedModule> mod = load_cached(req, module_key, nullptr);
@@ -63,7 +51,7 @@ void index_kernel(const CompileRequest& req, const std::string& key, const Loade
                   const std::string& name) {
   if (module.key().empty() || !is_identifier(name)) return;
   const DiskCache cache(cache_dir_of(req));
-  const std::string path = entry_path(cache.dir(), key);
+  const std::string path = cache.index_path(key);
   const std::string text =
       std::string(kIndexMagic) + "\nmodule " + module.key() + "\nname " + name + "\n";
   if (read_small_file(path) == text) return;

@@ -117,14 +117,13 @@ size_t backend_for(const codegen::KernelUnit& u, const std::vector<const codegen
 
 /// What the kernel index (jit/kernel_index.h) knows kernel `u` by: the backend that prints it
 /// and its source printed alone with its names taken out (codegen/canonical_code.h).
-std::string unit_code(const codegen::KernelUnit& u, const CompileOptions& opts) {
-  std::vector<const codegen::Backend*> chain = backends::backend_chain(opts.target);
-  const codegen::Backend* b = chain[backend_for(u, chain, opts.target, nullptr)];
+std::string unit_code(const codegen::KernelUnit& u,
+                      const std::vector<const codegen::Backend*>& chain, const target::Target& t) {
+  const codegen::Backend* b = chain[backend_for(u, chain, t, nullptr)];
   std::vector<std::string> names;
   for (const ascir::AscGraph* g : u.segments) names.push_back(codegen::kernel_c_name(g->name));
   names.push_back(codegen::kernel_c_name(u.name));
-  return std::string(b->name()) + "\n" +
-         codegen::canonical_code(b->emit({u}, opts.target).code, names);
+  return std::string(b->name()) + "\n" + codegen::canonical_code(b->emit({u}, t).code, names);
 }
 
 /// The JIT stage: loads each kernel of `units` (printed as `src`) from the module that holds it
@@ -139,8 +138,9 @@ void load_kernels(CompiledProgram& prog, const std::vector<codegen::KernelUnit>&
   std::vector<std::string> keys;
   std::vector<std::optional<jit::IndexedKernel>> found;
   std::vector<codegen::KernelUnit> missing;
+  const std::vector<const codegen::Backend*> chain = backends::backend_chain(opts.target);
   for (const codegen::KernelUnit& u : units) {
-    keys.push_back(jit::kernel_key(toolchain, unit_code(u, opts)));
+    keys.push_back(jit::kernel_key(toolchain, unit_code(u, chain, opts.target)));
     found.push_back(jit::find_kernel(req, keys.back()));
     if (!found.back()) missing.push_back(u);
   }
