@@ -16,9 +16,10 @@ foreach(dir IN LISTS af_target_dirs)
 endforeach()
 list(SORT AF_TARGET_LAYERS)
 
-set(AF_LAYERS support sym graph ascir target schedule fusion codegen ${AF_TARGET_LAYERS} jit
+set(AF_LAYERS support aten sym graph ascir target schedule fusion codegen ${AF_TARGET_LAYERS} jit
     runtime backends pipeline)
 set(AF_USES_support "")
+set(AF_USES_aten "")               # the ATen op table: what the torch frontend maps to Graph IR
 set(AF_USES_sym support)
 set(AF_USES_graph sym)
 set(AF_USES_ascir graph)

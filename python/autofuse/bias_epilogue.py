@@ -25,7 +25,7 @@ _ROW_VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default
 
 
 def _elementwise(node: torch.fx.Node) -> bool:
-    return node.op == "call_function" and node.target in aten_table.ELEMENTWISE_RULES
+    return node.op == "call_function" and aten_table.family(node.target) == "elementwise"
 
 
 def _row_view(node: torch.fx.Node, n: int) -> bool:

@@ -26,8 +26,6 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 from . import aten_table
 
 _MAX_BYTES = 16 << 20  # the largest folded value kept (bytes of its storage)
-_KERNEL_RULES = (aten_table.ELEMENTWISE_RULES, aten_table.VIEW_RULES, aten_table.REDUCE_RULES,
-                 aten_table.VALUES_ONLY_RULES, aten_table.CONCAT_RULES)
 _KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.bool)
 _CONSTANT_FACTORIES = (torch.ops.aten.full.default, torch.ops.aten.scalar_tensor.default)
 
@@ -52,7 +50,7 @@ def _kernel_op(node: torch.fx.Node) -> bool:
     if node.target in _CONSTANT_FACTORIES:  # a kernel constant, or one the executor makes once
         return True
     val = node.meta.get("val")
-    return (any(node.target in rules for rules in _KERNEL_RULES) and isinstance(val, torch.Tensor)
+    return (aten_table.family(node.target) != "" and isinstance(val, torch.Tensor)
             and val.dtype in _KERNEL_DTYPES)
 
 

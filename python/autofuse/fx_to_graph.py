@@ -1,7 +1,7 @@
 """FX (ATen) graph -> Graph IR text (docs/ir.md), plus the eager meaning of every Graph IR node.
 
 Every FX node becomes a Graph IR node of the same (sanitised) name: placeholders `input`
-{index}, mapped ATen ops their registry kind (aten_table.py), views their view kind,
+{index}, mapped ATen ops their registry kind (the core's ATen op table, aten_table.plan), views their view kind,
 reductions a reduce_* kind {dims, keepdim} (also the values of a max/min.dim whose indices
 nobody reads), torch.cat a `concat` {dim}, everything else `opaque` {target}. Implicit type
 promotion and broadcasting become explicit `cast`, `broadcast` and `const` nodes (reduce and
@@ -317,23 +317,22 @@ def _get_attr(node: torch.fx.Node) -> Any:
 
 
 def _try_view(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
-    rule = aten_table.VIEW_RULES.get(node.target)
-    if rule is None:
+    if aten_table.family(node.target) != "view":
         return None
-    kind, attrs_fn = rule
     args = bind_args(node)
     src_fx = args.get("self")
     if not isinstance(src_fx, torch.fx.Node) or not isinstance(src_fx.meta.get("val"), torch.Tensor):
         return None
     if b.tensor_type(val) is None or b.tensor_type(src_fx.meta["val"]) is None:
         return _opaque(b, node, val, origin, "view of a tensor of unsupported type or sizes")
-    if kind == "expand" and _all_users_elementwise(node):
+    if node.target is torch.ops.aten.expand.default and _all_users_elementwise(node):
         # A value-semantics expand feeding only elementwise ops: its users broadcast the source.
         b.expand_src[node] = src_fx
         return "view"
-    attrs = attrs_fn(args, src_fx.meta["val"], val)
-    if attrs is None:
-        return _opaque(b, node, val, origin, "view not expressible as a Graph IR view")
+    plan = aten_table.plan(node, args, val)
+    if isinstance(plan, str):
+        return _opaque(b, node, val, origin, plan)
+    attrs = dict(plan.attrs, shape=list(val.shape)) if plan.result_shape else plan.attrs
     for key, v in list(attrs.items()):
         if isinstance(v, list):
             attrs[key] = [to_size(x) for x in v]
@@ -342,29 +341,29 @@ def _try_view(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Option
     src = b.logical(src_fx)
     tt = b.tensor_type(val, b.root_off[src])
     run = make_call(node, b.reads())
-    b.fx_slot[node] = b.add(GNode(node.name, kind, [src], attrs, tt, run, node, origin), b.root_off[src])
+    b.fx_slot[node] = b.add(GNode(node.name, plan.kind, [src], attrs, tt, run, node, origin), b.root_off[src])
     return "view"
 
 
 def _all_users_elementwise(node: torch.fx.Node) -> bool:
     users = list(node.users)
     return bool(users) and all(
-        u.op == "call_function" and u.target in aten_table.ELEMENTWISE_RULES for u in users
+        u.op == "call_function" and aten_table.family(u.target) == "elementwise" for u in users
     )
 
 
 def _checked_plan(
-    b: _Builder, node: torch.fx.Node, val: Any, out_val: Any, origin: str, rule: Any, broadcasts: bool = False
+    b: _Builder, node: torch.fx.Node, val: Any, out_val: Any, origin: str, broadcasts: bool = False
 ) -> Tuple[Optional[Plan], Optional[TType]]:
-    """(plan, result type) of `node` by `rule`; (None, None) after making the node opaque with
-    the reason when the result has no IR type, the rule says no or the core declines the plan
+    """(plan, result type) of `node` by the core's ATen op table; (None, None) after making the
+    node opaque with the reason when the result has no IR type, the table says no or the core declines the plan
     (_candidate_reason). `out_val` is the meta value of the result the plan computes; `broadcasts`:
     the plan's tensor operands are broadcast to the result's shape (elementwise ops)."""
     out_t = b.tensor_type(out_val)
     plan = None
     bad = "result has a dtype or sizes the IR lacks" if out_t is None else None
     if not bad:
-        plan = rule(bind_args(node), out_val)
+        plan = aten_table.plan(node, bind_args(node), out_val)
         bad = plan if isinstance(plan, str) else _candidate_reason(b, node, plan, out_t, broadcasts)
     if bad:
         _opaque(b, node, val, origin, bad)
@@ -419,14 +418,13 @@ def _candidate_reason(b: _Builder, node: torch.fx.Node, plan: Plan, out_t: TType
 
 
 def _try_elementwise(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
-    rule = aten_table.ELEMENTWISE_RULES.get(node.target)
-    if rule is None:
+    if aten_table.family(node.target) != "elementwise":
         return None
-    plan, out_t = _checked_plan(b, node, val, val, origin, rule, broadcasts=True)
+    plan, out_t = _checked_plan(b, node, val, val, origin, broadcasts=True)
     if plan is None:
         return "opaque"
     if plan.kind == "const":
-        v = _const_value(plan.attrs["value"], out_t.dtype)
+        v = _const_value(plan.operands[0].value, out_t.dtype)
         run = make_call(node, b.reads())
         b.fx_slot[node] = b.add(GNode(node.name, "const", [], {"value": v}, out_t, run, node, origin))
         return "view"  # not counted as fusible work
@@ -475,18 +473,18 @@ def _values_only(node: torch.fx.Node) -> bool:
 
 
 def _try_reduce(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
-    """A reduction (aten_table.REDUCE_RULES, or VALUES_ONLY_RULES when the indices are unused)
-    as one reduce_* node over its (cast) operand."""
-    values_only = node.target in aten_table.VALUES_ONLY_RULES
-    rule = aten_table.REDUCE_RULES.get(node.target) or aten_table.VALUES_ONLY_RULES.get(node.target)
-    if rule is None:
+    """A reduction (the table's reduce family, or its values_only one when the indices are
+    unused) as one reduce_* node over its (cast) operand."""
+    fam = aten_table.family(node.target)
+    if fam not in ("reduce", "values_only"):
         return None
+    values_only = fam == "values_only"
     out_val = val
     if values_only:
         if not _values_only(node):
             return _opaque(b, node, val, origin, f"the indices of {origin} are used (only values are fused)")
         out_val = val[0]
-    plan, out_t = _checked_plan(b, node, val, out_val, origin, rule)
+    plan, out_t = _checked_plan(b, node, val, out_val, origin)
     if plan is None:
         return "opaque"
     (op,) = plan.operands
@@ -502,12 +500,11 @@ def _try_reduce(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Opti
 
 
 def _try_concat(b: _Builder, node: torch.fx.Node, val: Any, origin: str) -> Optional[str]:
-    """torch.cat (aten_table.CONCAT_RULES) as one concat node {dim} over its inputs, each cast
+    """torch.cat (the table's concat family) as one concat node {dim} over its inputs, each cast
     to the result dtype (once per distinct input)."""
-    rule = aten_table.CONCAT_RULES.get(node.target)
-    if rule is None:
+    if aten_table.family(node.target) != "concat":
         return None
-    plan, out_t = _checked_plan(b, node, val, val, origin, rule)
+    plan, out_t = _checked_plan(b, node, val, val, origin)
     if plan is None:
         return "opaque"
     cast_of: Dict[torch.fx.Node, int] = {}

@@ -69,9 +69,8 @@ def _is_view(node) -> bool:
 def _fusible(node: torch.fx.Node) -> bool:
     """Whether a kernel may compute `node` (an elementwise, reduction or concat op): a value
     an ATen op computes (a matmul) gains nothing from an op moved next to it."""
-    return node.op == "call_function" and (
-        node.target in aten_table.ELEMENTWISE_RULES or node.target in aten_table.REDUCE_RULES
-        or node.target in aten_table.CONCAT_RULES)
+    return node.op == "call_function" and aten_table.family(node.target) in (
+        "elementwise", "reduce", "concat")
 
 
 def _is_input(node: torch.fx.Node) -> bool:
@@ -96,7 +95,7 @@ def _tensor_operands(e: torch.fx.Node, contiguous: bool = True) -> Optional[List
     row-major; None when `e` is not such an op (another op, a broadcast operand, a non-scalar
     constant)."""
     out_val = _val(e)
-    if e.op != "call_function" or e.target not in aten_table.ELEMENTWISE_RULES or out_val is None:
+    if e.op != "call_function" or aten_table.family(e.target) != "elementwise" or out_val is None:
         return None
     nodes = []
     for a in [*e.args, *e.kwargs.values()]:

@@ -469,11 +469,13 @@ Program* make_program(af::CompiledProgram prog, const af::CompileOptions& opts,
 
 void bind_linear_rows(nb::module_& m);  // linear_rows.cpp
 void bind_ascir(nb::module_& m);        // ascir.cpp
+void bind_aten(nb::module_& m);         // aten.cpp
 
 NB_MODULE(_C, m) {
   m.doc() = "autofuse C++ core: Graph IR text -> fused, compiled CPU kernels";
   bind_linear_rows(m);
   bind_ascir(m);
+  bind_aten(m);
   // Programs live in Dynamo's caches until interpreter exit; that is not a leak worth a warning.
   nb::set_leak_warnings(false);
 #ifdef AUTOFUSE_VERSION

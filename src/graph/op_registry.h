@@ -1,7 +1,7 @@
 // The op registry: one row per Graph IR op kind — its class, arity, the dtypes kernels support
 // and its cost. Target-neutral: how a target computes an op is its emitter's (the cpu target's
 // af_<kind> in runtime/include/autofuse_cpu.h, ascendc's op_rules.cpp). Adding an op touches
-// this table, the frontend's ATen mapping and each target's vector library.
+// this table, the ATen op table (aten/op_table.cpp) and each target's vector library.
 #pragma once
 #include <string_view>
 #include <vector>

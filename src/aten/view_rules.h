@@ -1,0 +1,20 @@
+// The ATen view ops a Graph IR view node computes (part of the ATen op table, op_table.h).
+#pragma once
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "aten/call.h"
+
+namespace af::aten {
+
+/// (overload, Graph IR view kind) of every view row.
+const std::vector<std::pair<std::string, std::string>>& view_rows();
+
+/// The view node of a call of view overload `op` whose `self` is a tensor: its attributes from
+/// the arguments, the operand's sizes and the result's; a reason where none expresses it (a
+/// squeeze of a dim that is not 1, a slice over a symbolic size or by symbolic bounds).
+PlanOrReason plan_view(std::string_view op, const Call& call);
+
+}  // namespace af::aten
