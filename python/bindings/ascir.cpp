@@ -4,6 +4,7 @@
 // once, when the frontend checks its group; compile_kernels, which compiles a graph's scheduled
 // kernels as one program; and compile_ascir, the same from unscheduled AscIR text.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -169,7 +170,13 @@ void bind_ascir(nb::module_& m) {
       .def_prop_ro("name", [](const ScheduledKernel& k) { return k.node.name; })
       .def_ro("ascir", &ScheduledKernel::ascir, "The kernel before scheduling, as AscIR text.")
       .def_ro("source", &ScheduledKernel::source, "The kernel printed alone.")
-      .def_ro("target", &ScheduledKernel::target, "What printed it: \"cpu\" or \"ascendc\".");
+      .def_ro("target", &ScheduledKernel::target, "What printed it: \"cpu\" or \"ascendc\".")
+      .def(
+          "bytes_moved",
+          [](const ScheduledKernel& k, const af::sym::Bindings& hints) {
+            return k.node.kernel.bytes_moved(hints);
+          },
+          nb::arg("hints"), "Bytes its inputs and outputs move at `hints` (symbol -> value).");
   m.def("schedule_kernel", &schedule_kernel, nb::arg("builder"), nb::arg("name"),
         nb::arg("isa") = "", nb::arg("target") = "", nb::arg("cann") = "", nb::arg("soc") = "",
         "The builder's kernel named `name`, verified, scheduled for the target and printed "

@@ -72,6 +72,15 @@ std::vector<int> AscGraph::data_nodes() const {
   return nodes_by_index(*this, "data");
 }
 
+int64_t AscGraph::bytes_moved(const sym::Bindings& hints) const {
+  int64_t total = 0;
+  for (const AscNode& n : nodes)
+    if (n.op == "data" || n.op == "store")
+      total +=
+          sym::addressed_elements(n.out.repeats, n.out.strides, hints) * dtype_size(n.out.dtype);
+  return total;
+}
+
 std::vector<int> AscGraph::output_nodes() const {
   return nodes_by_index(*this, "output");
 }

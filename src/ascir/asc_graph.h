@@ -71,6 +71,9 @@ struct AscGraph {
   std::vector<int> output_nodes() const;
   /// All size symbols used by axes and tensors, sorted.
   std::vector<std::string> size_symbols() const;
+  /// Bytes the kernel moves under `hints`: what its data nodes read and its stores write
+  /// (sym::addressed_elements of each, times its dtype's size).
+  int64_t bytes_moved(const sym::Bindings& hints) const;
 };
 
 }  // namespace af::ascir

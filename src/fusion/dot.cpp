@@ -45,18 +45,6 @@ const graph::Node& node_at(const graph::Graph& g, int v, const std::string& step
   return g.nodes[v];
 }
 
-/// Bytes of value `v` at the hints: the elements its strides address (stride-0 dims once).
-int64_t value_bytes(const graph::Graph& g, int v, const sym::Bindings& hints) {
-  const graph::Node& n = g.nodes[v];
-  if (class_of(g, v) == OpClass::Const) return 0;
-  int64_t elems = 1;
-  for (size_t d = 0; d < n.type.shape.size(); ++d) {
-    bool expanded = d < n.type.strides.size() && n.type.strides[d].eval(hints) == 0;
-    if (!expanded) elems *= n.type.shape[d].eval(hints);
-  }
-  return elems * dtype_size(n.type.dtype);
-}
-
 /// The value eager reads for operand `v`: a broadcast's source (eager expands as a view).
 int eager_source(const graph::Graph& g, int v) {
   while (class_of(g, v) == OpClass::Broadcast && !g.nodes[v].operands.empty())
@@ -490,16 +478,16 @@ StepBytes step_bytes(const FusedGraph& fg, const FusedNode& step) {
       for (int o : node_at(g, v, step.name).operands) node_at(g, o, step.name);
   try {
     for (int v : std::set<int>(step.inputs.begin(), step.inputs.end()))
-      b.read += value_bytes(g, v, hints);
+      b.read += graph::value_bytes(g, v, hints);
     for (int v : std::set<int>(step.outputs.begin(), step.outputs.end()))
-      b.written += value_bytes(g, v, hints);
+      b.written += graph::value_bytes(g, v, hints);
     for (int op : step.ops) {
       OpClass cls = class_of(g, op);
       if (cls == OpClass::Broadcast || cls == OpClass::View) continue;
       std::set<int> sources;
       for (int v : g.nodes[op].operands) sources.insert(eager_source(g, v));
-      for (int v : sources) b.unfused += value_bytes(g, v, hints);
-      b.unfused += value_bytes(g, op, hints);
+      for (int v : sources) b.unfused += graph::value_bytes(g, v, hints);
+      b.unfused += graph::value_bytes(g, op, hints);
     }
   } catch (const CompileError& e) {
     throw CompileError("bytes of step " + step.name + ": " + e.what());

@@ -170,10 +170,8 @@ class RejectLog {
 FusedGraph fuse(FusedGraph fg, const FusionOptions& opts) {
   std::vector<int64_t> bytes(fg.source.nodes.size());
   sym::Bindings hints = fg.source.hints();
-  for (size_t v = 0; v < bytes.size(); ++v) {
-    const graph::TensorType& t = fg.source.nodes[v].type;
-    bytes[v] = t.numel().eval(hints) * dtype_size(t.dtype);
-  }
+  for (size_t v = 0; v < bytes.size(); ++v)
+    bytes[v] = graph::value_bytes(fg.source, static_cast<int>(v), hints);
   // A declined pair stays declined while both steps are unchanged (merging other steps never
   // removes a path between them), so it is not asked again. Steps are tracked by id.
   std::vector<int> ids(fg.nodes.size());

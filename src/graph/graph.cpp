@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "graph/op_registry.h"
 #include "support/error.h"
 
 namespace af::graph {
@@ -143,6 +144,13 @@ std::vector<int64_t> reduce_dims(const Node& n) {
 
 bool reduce_keepdim(const Node& n) {
   return attr_int(n, "keepdim") != 0;
+}
+
+int64_t value_bytes(const Graph& g, int v, const sym::Bindings& hints) {
+  const Node& n = g.nodes[v];
+  const OpDef* def = find_op(n.kind);
+  if (def != nullptr && def->cls == OpClass::Const) return 0;
+  return sym::addressed_elements(n.type.shape, n.type.strides, hints) * dtype_size(n.type.dtype);
 }
 
 }  // namespace af::graph

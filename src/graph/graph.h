@@ -84,4 +84,9 @@ std::vector<int64_t> reduce_dims(const Node& n);
 /// Whether reduce node `n` keeps its reduced dims (attr keepdim = 1).
 bool reduce_keepdim(const Node& n);
 
+/// Bytes of value `v` of `g` at `hints`: the elements its strides address (a stride-0 dim
+/// once) times its dtype's size; a const is a literal (0). The one byte count fusion's priority
+/// and the pictures' traffic use.
+int64_t value_bytes(const Graph& g, int v, const sym::Bindings& hints);
+
 }  // namespace af::graph

@@ -303,6 +303,13 @@ Expr product(const std::vector<Expr>& sizes) {
   for (const auto& s : sizes) p = p * s;
   return p;
 }
+int64_t addressed_elements(const std::vector<Expr>& sizes, const std::vector<Expr>& strides,
+                           const Bindings& b) {
+  int64_t elems = 1;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (d >= strides.size() || strides[d].eval(b) != 0) elems *= sizes[d].eval(b);
+  return elems;
+}
 std::string str(const std::vector<Expr>& list) {
   std::string out = "[";
   for (size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + list[i].str();

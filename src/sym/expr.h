@@ -77,6 +77,11 @@ Expr parse_expr(std::string_view text);
 
 /// Product of a list of sizes (1 for an empty list).
 Expr product(const std::vector<Expr>& sizes);
+/// The elements a tensor of `sizes` at `strides` addresses, under `b`: a dim of stride 0
+/// (broadcast, expanded) counts once. The one element count of every byte count (Graph IR
+/// values' for fusion and explain, AscIR kernels' for the Inductor frontend's report).
+int64_t addressed_elements(const std::vector<Expr>& sizes, const std::vector<Expr>& strides,
+                           const Bindings& b);
 /// Prints "[a, b, c]".
 std::string str(const std::vector<Expr>& list);
 

@@ -160,5 +160,13 @@ TEST(SymExpr, OrderAndHashAgreeWithEquality) {
   EXPECT_EQ(str({S("s0"), 4}), "[s0, 4]");
 }
 
+TEST(SymExpr, AddressedElementsCountAStrideZeroDimOnce) {
+  // a [s0, 8] value expanded from [1, 8] addresses 8 elements; a dense one s0 * 8
+  const Bindings hints{{"s0", 4}};
+  EXPECT_EQ(addressed_elements({S("s0"), 8}, {0, 1}, hints), 8);
+  EXPECT_EQ(addressed_elements({S("s0"), 8}, {8, 1}, hints), 32);
+  EXPECT_EQ(addressed_elements({}, {}, hints), 1);
+}
+
 }  // namespace
 }  // namespace af::sym

@@ -96,17 +96,11 @@ def _reason(e: Exception) -> str:
     return str(e) if isinstance(e, Unsupported) else f"{type(e).__name__}: {e}"
 
 
-def _bytes_moved(names: List[str]) -> Optional[int]:
-    """Bytes of the buffers `names` (a kernel's distinct inputs and outputs) at the size hints;
-    None when a size has no hint."""
-    total = 0
-    for name in names:
-        buf = V.graph.graph_inputs.get(name) or V.graph.get_buffer(name)
-        size = V.graph.sizevars.optimization_hint(buf.get_numel(), fallback=-1) if buf is not None else -1
-        if size < 0:
-            return None
-        total += int(size) * buf.get_dtype().itemsize
-    return total
+def _bytes_moved(group: TracedGroup) -> Optional[int]:
+    """Bytes the group's kernel reads and writes at the size hints (the core's count); None
+    when a size has no hint."""
+    hints = {s: int(V.graph.sizevars.optimization_hint(_sym(s), fallback=-1)) for s in group.symbols}
+    return None if any(h < 0 for h in hints.values()) else group.kernel.bytes_moved(hints)
 
 
 def make_scheduling(session: Session) -> type:
@@ -216,8 +210,7 @@ def make_scheduling(session: Session) -> type:
                               f"({''.join(a + ', ' for a in outs)}), ({sizes}{',' if symbols else ''}))")
             rec.kernel = True
             rec.inputs, rec.outputs = ins, outs
-            rec.bytes_moved = _bytes_moved([b for b in dict.fromkeys(group.inputs + group.outputs)
-                                            if b not in group.aranges])
+            rec.bytes_moved = _bytes_moved(group)
             # Buffers whose last use this was are freed at the scheduler's next flush, as after
             # Inductor's own C++ kernels (freeing here would free what a group's later node reads).
 
