@@ -41,13 +41,6 @@ class Plan:
     result_shape: bool = False
 
 
-def meta_of(value: Any) -> Any:
-    """The FakeTensor (or Python value) an FX argument stands for."""
-    if isinstance(value, torch.fx.Node):
-        return value.meta.get("val")
-    return value
-
-
 @functools.lru_cache(maxsize=None)
 def family(target: Any) -> str:
     """How the core's table maps FX target `target`: "elementwise", "reduce", "values_only"

@@ -128,13 +128,6 @@ def hint_of(sym: sympy.Symbol, shape_env: Any) -> Optional[int]:
     return None
 
 
-def hint_value(e: Size, hints: Dict[sympy.Symbol, int]) -> int:
-    """The value of a size at the hints."""
-    if isinstance(e, int):
-        return e
-    return int(e.xreplace({s: sympy.Integer(v) for s, v in hints.items()}))
-
-
 class SymbolSources:
     """Where each size symbol's value comes from at run time: a SymInt placeholder, or a size or
     stride of an input tensor. Built from the graph's placeholders."""

@@ -19,7 +19,7 @@ never kept (KeptPacks.get returns None).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Hashable, Optional, Tuple
+from typing import Any, Callable, Dict, Hashable, Optional
 
 import torch
 

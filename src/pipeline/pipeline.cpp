@@ -36,11 +36,13 @@ namespace {
 std::mutex g_stats_mutex;
 CompileStats g_stats;
 
-/// Writes one IR stage to `<dump_dir>/<graph>.<stage>` when dumping is on.
+/// Writes one IR stage, `text()`, to `<dump_dir>/<graph>.<stage>` when dumping is on (printed
+/// only then: a compile without dumps prints no IR).
+template <typename Text>
 void dump(const CompileOptions& opts, const std::string& graph, const std::string& stage,
-          const std::string& text) {
+          const Text& text) {
   if (opts.dump_dir.empty()) return;
-  std::ofstream(opts.dump_dir + "/" + graph + "." + stage) << text;
+  std::ofstream(opts.dump_dir + "/" + graph + "." + stage) << text();
 }
 
 void log(const CompileOptions& opts, const std::string& line) {
@@ -236,7 +238,7 @@ void from_codegen(CompiledProgram& prog, const CompileOptions& opts, const std::
   std::vector<codegen::KernelUnit> kernels = kernel_units(prog.fused);
   codegen::EmittedSource src = program_source(kernels, opts, name);
   prog.source = src.code;
-  dump(opts, name, "cpp", prog.source);
+  dump(opts, name, "cpp", [&] { return prog.source; });
   if (last == Stage::Codegen || kernels.empty()) return;
 
   // Compile (or fetch from the disk cache) and load.
@@ -250,11 +252,22 @@ void from_schedule(CompiledProgram& prog, const CompileOptions& opts, const std:
                    Stage last, std::chrono::steady_clock::time_point start) {
   // Axis merging, tile and block split, vectorized axis: one TilingCase per kernel.
   schedule_kernels(prog.fused, opts.target);
-  dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
+  dump(opts, name, "scheduled.txt", [&] { return fusion::print(prog.fused); });
   if (!opts.dump_dir.empty() && !prog.fused.source.nodes.empty())
-    dump(opts, name, "fused.dot", fusion::print_dot(prog.fused));
+    dump(opts, name, "fused.dot", [&] { return fusion::print_dot(prog.fused); });
   if (last == Stage::Schedule) return;
   from_codegen(prog, opts, name, last, start);
+}
+
+/// The effective fusion settings (fusion off where opts say so), dumped and logged as
+/// AUTOFUSE_FLAGS text.
+fusion::FusionOptions effective_fusion(const CompileOptions& opts, const std::string& name) {
+  fusion::FusionOptions fusion_opts = opts.fusion;
+  if (!opts.enable_fusion) fusion_opts.enabled = false;
+  std::string flags = to_flags_string(fusion_opts);
+  dump(opts, name, "flags.txt", [&] { return flags + "\n"; });
+  log(opts, "fusion flags: " + flags);
+  return fusion_opts;
 }
 
 }  // namespace
@@ -264,16 +277,11 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
   CompiledProgram prog;
   const std::string& name = g.name;
 
-  dump(opts, name, "graph.ir", graph::print(g));
+  dump(opts, name, "graph.ir", [&] { return graph::print(g); });
   graph::verify(g);
   if (last == Stage::Verify) return prog;
 
-  // The effective fusion settings, dumped and logged as AUTOFUSE_FLAGS text.
-  fusion::FusionOptions fusion_opts = opts.fusion;
-  if (!opts.enable_fusion) fusion_opts.enabled = false;
-  std::string flags = to_flags_string(fusion_opts);
-  dump(opts, name, "flags.txt", flags + "\n");
-  log(opts, "fusion flags: " + flags);
+  const fusion::FusionOptions fusion_opts = effective_fusion(opts, name);
 
   // Strength reduction (pow(x, 2) -> x * x, ...), then every fusible op becomes a one-op
   // AscGraph; the rest stays ATen.
@@ -284,14 +292,30 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
     return prog;
   }
   prog.fused = fusion::lower(simplified, fusion_opts);
-  dump(opts, name, "lowered.txt", fusion::print(prog.fused));
+  dump(opts, name, "lowered.txt", [&] { return fusion::print(prog.fused); });
   if (last == Stage::Lower) return prog;
 
   // Greedy merging under the CanFuse policy (fusion/can_fuse.h).
   prog.fused = fusion::fuse(std::move(prog.fused), fusion_opts);
-  dump(opts, name, "fused.txt", fusion::print(prog.fused));
+  dump(opts, name, "fused.txt", [&] { return fusion::print(prog.fused); });
   if (last == Stage::Fuse) return prog;
 
+  from_schedule(prog, opts, name, last, start);
+  return prog;
+}
+
+CompiledProgram compile_fused(fusion::FusedGraph lowered, const CompileOptions& opts, Stage last) {
+  auto start = std::chrono::steady_clock::now();
+  CompiledProgram prog;
+  const std::string name = lowered.source.name;
+  graph::verify(lowered.source);
+  for (fusion::FusedNode& step : lowered.nodes)
+    for (const ascir::AscGraph* k : step.kernel_graphs()) ascir::verify(*k);
+  prog.fused = std::move(lowered);
+  if (last < Stage::Fuse) return prog;
+  prog.fused = fusion::fuse(std::move(prog.fused), effective_fusion(opts, name));
+  dump(opts, name, "fused.txt", [&] { return fusion::print(prog.fused); });
+  if (last == Stage::Fuse) return prog;
   from_schedule(prog, opts, name, last, start);
   return prog;
 }
@@ -300,7 +324,7 @@ CompiledProgram compile_ascir(const std::string& text, const CompileOptions& opt
                               const std::string& name, Stage last) {
   auto start = std::chrono::steady_clock::now();
   CompiledProgram prog;
-  dump(opts, name, "ascir", text);
+  dump(opts, name, "ascir", [&] { return text; });
   for (ascir::AscGraph& g : ascir::parse_asc_graphs(text)) {
     ascir::verify(g);
     fusion::FusedNode n;
@@ -319,7 +343,7 @@ CompiledProgram compile_scheduled(fusion::FusedGraph fused, const CompileOptions
   auto start = std::chrono::steady_clock::now();
   CompiledProgram prog;
   prog.fused = std::move(fused);
-  dump(opts, name, "scheduled.txt", fusion::print(prog.fused));
+  dump(opts, name, "scheduled.txt", [&] { return fusion::print(prog.fused); });
   if (last > Stage::Schedule) from_codegen(prog, opts, name, last, start);
   return prog;
 }

@@ -93,6 +93,12 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
 CompiledProgram compile_ascir(const std::string& text, const CompileOptions& opts,
                               const std::string& name, Stage last = Stage::Jit);
 
+/// The pipeline from Fuse on, for a FusedGraph read back from text (fusion/parser.h: a lowered
+/// or fused dump, or a hand-written one): fuses it (again), then schedules on as compile()
+/// does. The source and kernels must verify. Throws as compile() does.
+CompiledProgram compile_fused(fusion::FusedGraph lowered, const CompileOptions& opts,
+                              Stage last = Stage::Jit);
+
 /// The pipeline from Codegen on, for kernels scheduled by schedule_kernels (the Inductor
 /// frontend schedules each group once, when it checks the group): prints and loads `fused`'s
 /// kernels as one program named `name`. Throws as compile() does.

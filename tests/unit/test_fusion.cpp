@@ -13,10 +13,12 @@
 #include "fusion/fuse.h"
 #include "fusion/lower.h"
 #include "fusion/merge.h"
+#include "fusion/parser.h"
 #include "fusion/printer.h"
 #include "fusion/steps.h"
 #include "fusion_check.h"
 #include "graph/parser.h"
+#include "graph/printer.h"
 #include "graph/verifier.h"
 #include "support/error.h"
 
@@ -539,8 +541,11 @@ TEST(FusionPrinter, FusedGraphText) {
   return %2
 })")));
   std::string text = print(fg);
+  // the source graph first, then the steps
   EXPECT_EQ(
-      text.rfind("fusedgraph @t {\n  kernel @k0(%x) -> (%0) ops [%0] {\n    ascgraph @k0 {\n", 0),
+      text.rfind(graph::print(fg.source) +
+                     "fusedgraph @t {\n  kernel @k0(%x) -> (%0) ops [%0] {\n    ascgraph @k0 {\n",
+                 0),
       0u)
       << text;
   EXPECT_NE(text.find("\n  opaque %1 = opaque(%0) {target = \"test.neg\"} : f32[8]  // opaque ATen "
@@ -552,6 +557,54 @@ TEST(FusionPrinter, FusedGraphText) {
                       "cycle through %1\n}\n"),
             std::string::npos)
       << text;
+}
+
+TEST(FusionParser, PrintParsePrintIsTheIdentity) {
+  // lowered and fused, with an opaque step, a reduction and a rejected pair; and a concat kernel
+  for (const char* src : {R"(graph @t(s0 = 4) {
+  %x = input() {index = 0} : f32[s0, 8]
+  %b = input() {index = 1} : f32[8]
+  %0 = exp(%x) : f32[s0, 8]
+  %1 = opaque(%0) {target = "test.neg"} : f32[s0, 8]
+  %2 = add(%0, %1) : f32[s0, 8]
+  %3 = reduce_sum(%2) {dims = [1], keepdim = 0} : f32[s0]
+  %bb = broadcast(%b) : f32[s0, 8]
+  %4 = mul(%2, %bb) : f32[s0, 8]
+  return %3, %4
+})",
+                          R"(graph @c() {
+  %a = input() {index = 0} : f32[4, 8]
+  %b = input() {index = 1} : f32[4, 8]
+  %e = exp(%a) : f32[4, 8]
+  %t = tanh(%b) : f32[4, 8]
+  %c = concat(%e, %t) {dim = 1} : f32[4, 16]
+  %r = relu(%c) : f32[4, 16]
+  return %r
+})"}) {
+    FusedGraph lowered = lower(parse(src));
+    FusedGraph fused = fuse(lowered);
+    for (const FusedGraph* fg : {&lowered, &fused}) {
+      const std::string text = print(*fg);
+      std::vector<FusedGraph> back = parse_fused_graphs(text);
+      ASSERT_EQ(back.size(), 1u);
+      EXPECT_EQ(print(back[0]), text);
+      ASSERT_EQ(back[0].nodes.size(), fg->nodes.size());
+      for (size_t i = 0; i < fg->nodes.size(); ++i)
+        EXPECT_EQ(back[0].nodes[i].input_axes, fg->nodes[i].input_axes) << fg->nodes[i].name;
+    }
+  }
+}
+
+TEST(FusionParser, ErrorsNameTheLine) {
+  const std::string text =
+      "graph @t() {\n  %x = input() {index = 0} : f32[8]\n  return %x\n}\n"
+      "fusedgraph @t {\n  kernel @k0(%y) -> (%x) ops [%x] {\n  }\n}\n";
+  try {
+    parse_fused_graphs(text);
+    FAIL() << "parsed";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(std::string(e.what()), "line 6: '%y' is not a value of @t");
+  }
 }
 
 /// Random DAGs of f32 elementwise/broadcast ops over two shapes, with opaque ops mixed in:

@@ -1,5 +1,6 @@
-// autofuse-opt: reads textual Graph IR (or AscIR with --input=ascir), runs the pipeline's passes
-// up to a stage and prints the resulting IR — the tool every lit test drives, like mlir-opt.
+// autofuse-opt: reads textual Graph IR, a FusedGraph (a lowered or fused dump, or a hand-written
+// one; passes fuse, schedule, codegen) or AscIR (--input=ascir), runs the pipeline's passes up
+// to a stage and prints the resulting IR — the tool every lit test drives, like mlir-opt.
 //
 //   autofuse-opt [--input=graph|ascir] [--passes=simplify|lower|fuse|schedule|codegen]
 //                [--no-fusion] [--flags=AUTOFUSE_FLAGS] [--isa=avx512|avx2|scalar]
@@ -40,6 +41,7 @@
 #include "ascir/verifier.h"
 #include "backends/registry.h"
 #include "fusion/dot.h"
+#include "fusion/parser.h"
 #include "fusion/printer.h"
 #include "graph/parser.h"
 #include "graph/printer.h"
@@ -119,6 +121,14 @@ std::string read_input(const std::string& file) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+/// Whether `text` is a FusedGraph (a line opening a `fusedgraph` after its source graph).
+bool is_fused_graph(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("fusedgraph @", 0) == 0) return true;
+  return false;
+}
+
 bool has(const std::vector<std::string>& v, const std::string& x) {
   for (const auto& s : v)
     if (s == x) return true;
@@ -173,6 +183,54 @@ void print_tilings(const Args& a, const std::vector<const af::ascir::AscGraph*>&
   }
 }
 
+/// What the passes asked for print: the Graph IR after simplify, the FusedGraph (text or DOT),
+/// its loop nests' tilings, or the program's source after codegen.
+void print_result(const Args& a, const af::CompiledProgram& prog, Stage last,
+                  const af::target::Target& target) {
+  const af::fusion::FusedGraph& fused = prog.fused;
+  if (last == Stage::Simplify)
+    std::cout << af::graph::print(fused.source);
+  else if (a.tiling) {
+    std::vector<const af::ascir::AscGraph*> nests;
+    for (const auto& n : fused.nodes)
+      for (const af::ascir::AscGraph* k : n.kernel_graphs()) nests.push_back(k);
+    print_tilings(a, nests, target);
+  } else if (a.emit == "dot")
+    std::cout << af::fusion::print_dot(fused);
+  else if (last == Stage::Codegen)
+    std::cout << prog.source;
+  else
+    std::cout << af::fusion::print(fused);
+}
+
+af::CompileOptions compile_options(const Args& a, const af::target::Target& target) {
+  af::CompileOptions opts;
+  opts.fusion = af::parse_flags(a.flags, {}, "--flags");
+  opts.enable_fusion = a.fusion;
+  opts.target = target;
+  return opts;
+}
+
+/// A FusedGraph in (a lowered or fused dump, or a hand-written one): fuse / schedule / codegen
+/// from it as production runs them after lowering.
+void run_fused(const Args& a, const std::string& text, const af::target::Target& target) {
+  if (a.last && *a.last < Stage::Fuse)
+    throw af::CompileError(
+        "a fusedgraph is lowered already: its passes are fuse, schedule and codegen");
+  Stage last = a.last.value_or(Stage::Fuse);
+  if (a.tiling) last = std::max(last, Stage::Schedule);
+  for (af::fusion::FusedGraph& fg : af::fusion::parse_fused_graphs(text)) {
+    for (const af::fusion::FusedNode& n : fg.nodes)
+      for (const af::ascir::AscGraph* k : n.kernel_graphs())
+        if (k->schedule)
+          throw af::CompileError(
+              "kernel @" + k->name +
+              " is scheduled already: --input=ascir reads a scheduled dump's kernels");
+    af::CompiledProgram prog = af::compile_fused(std::move(fg), compile_options(a, target), last);
+    print_result(a, prog, last, target);
+  }
+}
+
 /// Graph IR in: parse, verify, then lower / fuse / schedule / codegen as asked.
 void run_graph(const Args& a, const std::string& text, const af::target::Target& target) {
   for (const af::graph::Graph& g : af::graph::parse_graphs(text)) {
@@ -184,67 +242,26 @@ void run_graph(const Args& a, const std::string& text, const af::target::Target&
     // Production's pass list (pipeline/pipeline.cpp) up to the stage asked for.
     Stage last = a.last.value_or(Stage::Lower);  // --emit=dot alone: lowered
     if (a.tiling) last = std::max(last, Stage::Schedule);
-    af::CompileOptions opts;
-    opts.fusion = af::parse_flags(a.flags, {}, "--flags");
-    opts.enable_fusion = a.fusion;
-    opts.target = target;
-    af::CompiledProgram prog = af::compile(g, opts, last);
-    const af::fusion::FusedGraph& fused = prog.fused;
-    if (last == Stage::Simplify)
-      std::cout << af::graph::print(fused.source);
-    else if (a.tiling) {
-      std::vector<const af::ascir::AscGraph*> nests;
-      for (const auto& n : fused.nodes)
-        for (const af::ascir::AscGraph* k : n.kernel_graphs()) nests.push_back(k);
-      print_tilings(a, nests, target);
-    } else if (a.emit == "dot")
-      std::cout << af::fusion::print_dot(fused);
-    else if (last == Stage::Codegen)
-      std::cout << prog.source;
-    else
-      std::cout << af::fusion::print(fused);
+    af::CompiledProgram prog = af::compile(g, compile_options(a, target), last);
+    print_result(a, prog, last, target);
   }
 }
 
-/// The `ascgraph` blocks of a FusedGraph dump (gN.lowered/fused/scheduled.txt: every kernel's,
-/// concat segments' included) as AscIR text: every other line emptied, so a parse error keeps
-/// the dump's line and column. Text that is not a FusedGraph is returned as it is.
-std::string kernel_graphs_of(const std::string& text) {
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || text.compare(first, 10, "fusedgraph") != 0) return text;
-  std::string out;
-  int depth = 0;  // brace depth inside the current ascgraph block (0: outside)
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    size_t start = line.find_first_not_of(" \t");
-    bool opens =
-        depth == 0 && start != std::string::npos && line.compare(start, 9, "ascgraph ") == 0;
-    if (depth > 0 || opens) {
-      out += line;
-      bool quoted = false;
-      for (size_t i = 0; i < line.size(); ++i) {
-        char c = line[i];
-        if (c == '\\' && quoted)
-          ++i;
-        else if (c == '"')
-          quoted = !quoted;
-        else if (!quoted && c == '/' && i + 1 < line.size() && line[i + 1] == '/')
-          break;
-        else if (!quoted && c == '{')
-          ++depth;
-        else if (!quoted && c == '}')
-          --depth;
-      }
-    }
-    out += "\n";
-  }
+/// The loop nests of `text`: AscIR, or every kernel's (concat segments' included) of a
+/// FusedGraph dump (gN.lowered/fused/scheduled.txt), parsed by the FusedGraph parser.
+std::vector<af::ascir::AscGraph> kernel_graphs_of(const std::string& text) {
+  if (!is_fused_graph(text)) return af::ascir::parse_asc_graphs(text);
+  std::vector<af::ascir::AscGraph> out;
+  for (const af::fusion::FusedGraph& fg : af::fusion::parse_fused_graphs(text))
+    for (const af::fusion::FusedNode& n : fg.nodes)
+      for (const af::ascir::AscGraph* k : n.kernel_graphs()) out.push_back(*k);
   return out;
 }
 
 /// AscIR in (or the kernels of a FusedGraph dump): parse, verify, optionally schedule, print
 /// (or, with codegen, the C++ source of each as its own kernel).
 void run_ascir(const Args& a, const std::string& text, const af::target::Target& target) {
-  std::vector<af::ascir::AscGraph> graphs = af::ascir::parse_asc_graphs(kernel_graphs_of(text));
+  std::vector<af::ascir::AscGraph> graphs = kernel_graphs_of(text);
   std::vector<const af::ascir::AscGraph*> kernels;
   for (af::ascir::AscGraph& g : graphs) {
     af::ascir::verify(g);
@@ -349,6 +366,8 @@ int main(int argc, char** argv) {
     std::string text = read_input(a.file);
     if (a.input == "ascir")
       run_ascir(a, text, target);
+    else if (is_fused_graph(text))
+      run_fused(a, text, target);
     else
       run_graph(a, text, target);
   } catch (const std::exception& e) {
