@@ -185,10 +185,6 @@ PlanOrReason full(const Row&, const Call& c) {
   return Plan{kind, {{"fill_value", -1, c.out.dtype}}, {}, false};
 }
 
-int64_t norm_dim(int64_t d, int64_t rank) {
-  return d < 0 ? d + rank : d;
-}
-
 /// Python's repr of a list of arguments.
 std::string list_repr(const std::vector<Arg>& items) {
   std::string s = "[";

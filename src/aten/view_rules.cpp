@@ -9,10 +9,6 @@ namespace {
 
 constexpr const char* kNotAView = "view not expressible as a Graph IR view";
 
-int64_t norm_dim(int64_t d, int64_t rank) {
-  return d < 0 ? d + rank : d;
-}
-
 /// Whether `d` names a dim of a rank-`rank` tensor (negative from the end).
 bool in_range(int64_t d, int64_t rank) {
   return d >= -rank && d < rank;

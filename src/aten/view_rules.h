@@ -1,5 +1,6 @@
 // The ATen view ops a Graph IR view node computes (part of the ATen op table, op_table.h).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -8,6 +9,11 @@
 #include "aten/call.h"
 
 namespace af::aten {
+
+/// Dim `d` of a rank-`rank` tensor counted from 0 (a negative `d` counts from the end).
+inline int64_t norm_dim(int64_t d, int64_t rank) {
+  return d < 0 ? d + rank : d;
+}
 
 /// (overload, Graph IR view kind) of every view row.
 const std::vector<std::pair<std::string, std::string>>& view_rows();
