@@ -1,15 +1,18 @@
 // The bindings of AscIR kernels made outside the Graph IR pipeline (the Inductor frontend's):
-// ascir/builder.h, which its tracer builds a group's kernel with (values are node ids, sizes sym
-// expression text, dtypes AscIR names); schedule_kernel, which schedules and prints one kernel
-// once, when the frontend checks its group; compile_kernels, which compiles a graph's scheduled
-// kernels as one program; and compile_ascir, the same from unscheduled AscIR text.
+// ascir/loop_nest_builder.h, which its tracer builds a group's kernel with (values are node ids,
+// indices and sizes sym expression text, dtypes AscIR names); schedule_kernel, which schedules and
+// prints one kernel once, when the frontend checks its group; compile_kernels, which compiles a
+// graph's scheduled kernels as one program; and compile_ascir, the same from unscheduled AscIR
+// text.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "ascir/builder.h"
+#include "ascir/loop_nest_builder.h"
 #include "ascir/printer.h"
 #include "ascir/verifier.h"
 #include "program.h"
@@ -17,6 +20,8 @@
 
 namespace nb = nanobind;
 using af::ascir::Builder;
+using af::ascir::LoopNestBuilder;
+using af::ascir::LoopSpace;
 
 namespace {
 
@@ -24,6 +29,10 @@ af::DType dtype_of(const std::string& name) {
   std::optional<af::DType> t = af::parse_dtype(name);
   if (!t) throw af::CompileError("unknown dtype '" + name + "'");
   return *t;
+}
+
+af::sym::Expr expr(const std::string& text) {
+  return af::sym::parse_expr(text);
 }
 
 std::vector<af::sym::Expr> exprs(const std::vector<std::string>& texts) {
@@ -102,22 +111,6 @@ void bind_ascir(nb::module_& m) {
   nb::class_<Builder>(m, "AscBuilder",
                       "One kernel's AscGraph built a value at a time (ascir/builder.h): values "
                       "are node ids; dtypes follow the kernels' rule (f16/bf16 compute in f32).")
-      .def(nb::init<std::string>(), nb::arg("name"))
-      .def(
-          "add_axis",
-          [](Builder& b, const std::string& size) { return b.add_axis(af::sym::parse_expr(size)); },
-          nb::arg("size"), "Adds loop axis z<i> of extent `size` (sym text); returns i.")
-      .def(
-          "data",
-          [](Builder& b, const std::string& name, const std::string& dtype,
-             const std::vector<std::string>& strides, const std::string& offset) {
-            return b.data(name, dtype_of(dtype), exprs(strides), af::sym::parse_expr(offset));
-          },
-          nb::arg("name"), nb::arg("dtype"), nb::arg("strides"), nb::arg("offset") = "0",
-          "Kernel input `name`: its stride per axis (0: the same along it) and offset.")
-      .def("load", &Builder::load, nb::arg("data"), "The tile of input `data`.")
-      .def("gather", &Builder::gather, nb::arg("data"), nb::arg("index"), nb::arg("row_stride"),
-           nb::arg("bound"), "Rows of input `data` picked by integer value `index`.")
       .def(
           "scalar",
           [](Builder& b, nb::handle value, const std::string& dtype) {
@@ -126,7 +119,6 @@ void bind_ascir(nb::module_& m) {
             return b.scalar(v, dtype_of(dtype));
           },
           nb::arg("value"), nb::arg("dtype"), "A constant of `dtype` (a Python number).")
-      .def("broadcast", &Builder::broadcast, nb::arg("x"), nb::arg("varies"), nb::arg("name") = "")
       .def(
           "cast",
           [](Builder& b, int x, const std::string& dtype, bool compute_types) {
@@ -138,32 +130,89 @@ void bind_ascir(nb::module_& m) {
       .def("reduce", &Builder::reduce, nb::arg("kind"), nb::arg("x"), nb::arg("axes"),
            nb::arg("name") = "")
       .def(
-          "store",
-          [](Builder& b, const std::string& name, int x, const std::string& dtype,
-             const std::vector<std::string>& strides, const std::string& offset) {
-            b.store(name, x, dtype_of(dtype), exprs(strides), af::sym::parse_expr(offset));
-          },
-          nb::arg("name"), nb::arg("x"), nb::arg("dtype"), nb::arg("strides"),
-          nb::arg("offset") = "0", "Stores `x` as the next output `name`.")
-      .def(
           "finish",
-          [](const Builder& b, const std::string& name) {
+          [](const Builder& b) {
             std::vector<std::string> inputs;
             af::ascir::AscGraph g = b.finish(&inputs);
-            if (!name.empty()) g.name = name;
-            return std::make_pair(af::ascir::print(g), inputs);
+            return std::make_tuple(af::ascir::print(g), inputs, g.size_symbols());
           },
-          nb::arg("name") = "",
-          "(the kernel's AscIR text, printed by the core, named `name` when given; each data "
-          "index's input name).")
+          "(the kernel's AscIR text, printed by the core; each data index's input name; the "
+          "size symbols it uses).")
       .def("dtype",
            [](const Builder& b, int v) { return std::string(dtype_name(b.node(v).out.dtype)); })
-      .def("varies", &Builder::varies, nb::arg("v"), "Per axis, whether value `v` varies along it.")
-      .def("is_scalar", &Builder::is_scalar)
+      .def("is_scalar", &Builder::is_scalar);
+
+  nb::class_<LoopNestBuilder, Builder>(
+      m, "LoopNestBuilder",
+      "An AscBuilder over a loop nest's kernel axes (ascir/loop_nest_builder.h): reads, writes "
+      "and index values by index expressions (sym text) in the loop variables.")
       .def(
-          "inputs", [](const Builder& b, int v) { return b.node(v).inputs; },
-          "The node ids value `v` is computed from.")
-      .def("op", [](const Builder& b, int v) { return b.node(v).op; });
+          "__init__",
+          [](LoopNestBuilder* self, const std::string& name, const std::vector<std::string>& vars,
+             const std::vector<std::string>& ranges, const std::vector<std::string>& indices) {
+            new (self) LoopNestBuilder(name, LoopSpace(vars, exprs(ranges), exprs(indices)));
+          },
+          nb::arg("name"), nb::arg("vars"), nb::arg("ranges"), nb::arg("indices"),
+          "Loop variables `vars` of extents `ranges`, `indices` every index of the nest.")
+      .def(
+          "axes_of",
+          [](const LoopNestBuilder& b, const std::string& v) { return b.space().axes_of(v); },
+          nb::arg("var"), "The kernel axes of loop variable `var`.")
+      .def(
+          "read",
+          [](LoopNestBuilder& b, const std::string& name, const std::string& dtype,
+             const std::string& index) { return b.read(name, dtype_of(dtype), expr(index)); },
+          nb::arg("name"), nb::arg("dtype"), nb::arg("index"),
+          "Input `name` at `index`; -1 for a dtype values may not have.")
+      .def(
+          "gather_rows",
+          [](LoopNestBuilder& b, const std::string& name, const std::string& dtype,
+             const std::string& index, const std::string& row_symbol, int at, int64_t bound) {
+            return b.gather(name, dtype_of(dtype), expr(index), row_symbol, at, bound);
+          },
+          nb::arg("name"), nb::arg("dtype"), nb::arg("index"), nb::arg("row_symbol"), nb::arg("at"),
+          nb::arg("bound"), "Rows of input `name` picked by value `at`.")
+      .def(
+          "index_value",
+          [](LoopNestBuilder& b, const std::string& index, const std::string& dtype) {
+            return b.index_value(expr(index), dtype_of(dtype));
+          },
+          nb::arg("index"), nb::arg("dtype"), "The value of `index` at every loop point.")
+      .def(
+          "write",
+          [](LoopNestBuilder& b, const std::string& name, int x, const std::string& dtype,
+             const std::string& index) { b.write(name, x, dtype_of(dtype), expr(index)); },
+          nb::arg("name"), nb::arg("x"), nb::arg("dtype"), nb::arg("index"))
+      .def(
+          "same_index",
+          [](const LoopNestBuilder& b, const std::string& x, const std::string& y) {
+            return b.same_index(expr(x), expr(y));
+          },
+          nb::arg("a"), nb::arg("b"))
+      .def(
+          "bounds",
+          [](const LoopNestBuilder& b, const std::string& index) {
+            auto [lo, hi] = b.bounds(expr(index));
+            return std::make_pair(lo.str(), hi.str());
+          },
+          nb::arg("index"), "(lowest, highest) value of an affine index over the loops.")
+      .def(
+          "count",
+          [](const LoopNestBuilder& b, const std::vector<int>& axes) {
+            return b.count(axes).str();
+          },
+          nb::arg("axes"))
+      .def(
+          "mean_of",
+          [](LoopNestBuilder& b, int sum, const std::string& count) {
+            return b.mean_of(sum, expr(count));
+          },
+          nb::arg("sum"), nb::arg("count"))
+      .def("aranges", [](const LoopNestBuilder& b) {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const auto& [name, n] : b.aranges()) out.emplace_back(name, n.str());
+        return out;
+      });
 
   nb::class_<ScheduledKernel>(m, "ScheduledKernel",
                               "One kernel scheduled and printed alone (schedule_kernel).")

@@ -28,6 +28,14 @@ const char* call_name(Atom::Kind k) {
     default: return "";
   }
 }
+CallKind call_kind(Atom::Kind k) {
+  switch (k) {
+    case Atom::FloorDiv: return CallKind::FloorDiv;
+    case Atom::Mod: return CallKind::Mod;
+    case Atom::Min: return CallKind::Min;
+    default: return CallKind::Max;
+  }
+}
 }  // namespace
 
 /// A product of atoms, kept sorted by key (repeats allowed: s0*s0).
@@ -161,6 +169,33 @@ Expr Expr::max(const Expr& a, const Expr& b) {
                : ExprBuilder::atom(Atom{Atom::Max, "max", {a, b}, {}});
 }
 
+Expr Expr::call(CallKind kind, const Expr& a, const Expr& b) {
+  switch (kind) {
+    case CallKind::FloorDiv: return floordiv(a, b);
+    case CallKind::Mod: return mod(a, b);
+    case CallKind::Min: return min(a, b);
+    default: return max(a, b);
+  }
+}
+
+std::vector<Term> Expr::terms() const {
+  std::vector<Term> out;
+  for (const auto& [m, c] : p_->terms) {
+    Term t{c, {}};
+    for (const auto& a : m.atoms) {
+      std::optional<CallKind> kind;
+      if (a->kind != Atom::Sym) kind = call_kind(a->kind);
+      t.factors.push_back(Factor{kind, a->name, a->args});
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Expr Factor::expr() const {
+  return call ? Expr::call(*call, args.at(0), args.at(1)) : Expr::symbol(name);
+}
+
 bool Expr::is_const() const {
   return p_->terms.empty() || (p_->terms.size() == 1 && p_->terms.begin()->first.atoms.empty());
 }
@@ -256,13 +291,7 @@ Expr Expr::subs(const std::map<std::string, Expr, std::less<>>& m) const {
         prod = prod * (it == m.end() ? Expr::symbol(a->name) : it->second);
         continue;
       }
-      Expr x = a->args[0].subs(m), y = a->args[1].subs(m);
-      switch (a->kind) {
-        case Atom::FloorDiv: prod = prod * floordiv(x, y); break;
-        case Atom::Mod: prod = prod * mod(x, y); break;
-        case Atom::Min: prod = prod * min(x, y); break;
-        default: prod = prod * max(x, y); break;
-      }
+      prod = prod * call(call_kind(a->kind), a->args[0].subs(m), a->args[1].subs(m));
     }
     sum = sum + prod;
   }

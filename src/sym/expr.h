@@ -15,6 +15,10 @@ namespace af::sym {
 using Bindings = std::map<std::string, int64_t, std::less<>>;
 
 struct Poly;
+struct Term;
+
+/// The function of a call factor.
+enum class CallKind { FloorDiv, Mod, Min, Max };
 
 /// An integer expression over named symbols: +, -, *, floordiv, mod, min, max.
 /// Canonical form: a sum of (coefficient x monomial), monomials sorted; a monomial is a sorted
@@ -32,6 +36,8 @@ class Expr {
   static Expr mod(const Expr& a, const Expr& b);
   static Expr min(const Expr& a, const Expr& b);
   static Expr max(const Expr& a, const Expr& b);
+  /// The call `kind` of a and b (one of the four above).
+  static Expr call(CallKind kind, const Expr& a, const Expr& b);
 
   friend Expr operator+(const Expr& a, const Expr& b);
   friend Expr operator-(const Expr& a, const Expr& b);
@@ -63,12 +69,29 @@ class Expr {
   friend bool operator<(const Expr& a, const Expr& b);
   size_t hash() const;
 
+  /// The canonical sum's terms, in order (none for 0).
+  std::vector<Term> terms() const;
+
   const Poly& poly() const { return *p_; }
 
  private:
   explicit Expr(std::shared_ptr<const Poly> p) : p_(std::move(p)) {}
   std::shared_ptr<const Poly> p_;
   friend struct ExprBuilder;
+};
+
+/// One factor of a term: a symbol, or a call of two canonical arguments.
+struct Factor {
+  std::optional<CallKind> call;  // nullopt: the symbol `name`
+  std::string name;              // the symbol's name
+  std::vector<Expr> args;        // the call's arguments
+  Expr expr() const;             // the factor alone
+};
+
+/// A term of the canonical sum: coefficient x product of factors.
+struct Term {
+  int64_t coeff = 0;
+  std::vector<Factor> factors;
 };
 
 /// Parses the text form printed by Expr::str (also accepts parentheses, "//" and "%").

@@ -30,9 +30,10 @@ from torch._inductor.scheduler import (
 from torch._inductor.sizevars import SizeVarAllocator
 from torch._inductor.utils import sympy_subs
 from torch._inductor.virtualized import V
+from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 
 __all__ = [
-    "BaseSchedulerNode", "CppScheduling", "DefaultHandler", "FusedSchedulerNode",
+    "BaseSchedulerNode", "CppScheduling", "DefaultHandler", "FloorDiv", "FusedSchedulerNode", "ModularIndexing",
     "OuterLoopFusedSchedulerNode", "SchedulerNode", "V", "check", "codegen_common",
     "compile_fx", "compile_fx_inner", "forget_output_strides", "functorch_config", "inductor_config", "sympy_subs",
     "SizeVarAllocator",

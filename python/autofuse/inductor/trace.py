@@ -1,23 +1,25 @@
-"""Inductor loop bodies -> AscIR kernels, built through the core's ascir::Builder (the Inductor
-frontend's tracer).
+"""Inductor loop bodies -> AscIR kernels, built through the core's ascir::LoopNestBuilder (the
+Inductor frontend's tracer).
 
 An Inductor scheduler node (or a fused group of them) is a set of loop bodies over one
 iteration space. `trace_group` runs each body under `AscTracer`, an ops handler that records
-what the body computes as AscIR values over the kernel axes z0, z1, ... (one per loop variable)
-in an `_C.AscBuilder`, which owns the kernels' rules: dtypes (f16/bf16 computed in f32, integer
-lanes, bool results), broadcasting, one node per distinct value, and the final cut. Here:
+what the body computes in an `_C.LoopNestBuilder` over the group's loop variables and every index
+its bodies use. The core owns the kernels' rules: the kernel axes (a loop variable split by
+floordiv or modulo becomes digits), indices as strides and offsets, index values (iotas read
+from arange tables), dtypes (f16/bf16 computed in f32, integer lanes, bool results),
+broadcasting, one node per distinct value, and the final cut. Here:
 
-- a load of a buffer becomes an input read at the strides and offset of its affine index (a
-  stride of 0: the same along that axis); a load of a buffer the group itself wrote at the same
-  index is the written value; a load by an index value is a gather;
+- a load of a buffer is a read at its index; a load of a buffer the group itself wrote at the
+  same index is the written value; a load by an index value is a row gather;
 - an op becomes the registry kind of docs/ir.md of the same name (Inductor's `truediv` and
   `bitwise_*` on bools renamed);
 - a reduction reduces the node's reduction axes (welford_reduce becomes a mean and a sum of
   squared deviations); sum / index_expr(N) over a sum's N reduced elements is a reduce_mean;
-- stores are kept for `finish` to store the buffers read after the group.
+- stores are kept for `finish` to write the buffers read after the group.
 
-Anything else raises Unsupported with the reason: the node then stays with Inductor's C++
-backend. Tracing only reads the nodes: it has no effect on the scheduler.
+Index expressions cross as sym text (`expr_text`). Anything the core cannot build raises
+Unsupported with the reason: the node then stays with Inductor's C++ backend. Tracing only
+reads the nodes: it has no effect on the scheduler.
 """
 
 from __future__ import annotations
@@ -31,8 +33,7 @@ import torch
 
 from .. import _C
 from ..ir_nodes import dtype_name
-from .loop_space import LoopSpace
-from .torch_internals import DefaultHandler, V, inductor_config
+from .torch_internals import DefaultHandler, FloorDiv, ModularIndexing, V, inductor_config
 from .unsupported import Unsupported
 
 # Inductor's op names that the registry spells otherwise (bitwise_* are traced on bools only).
@@ -56,20 +57,20 @@ def arange_dtype(table: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Value:
-    """A traced value: a builder node (`node` >= 0), or what is not one yet: a size expression
-    (`size`: index_expr of loop-invariant sizes), or a value of a dtype kernels do not compute
+    """A traced value: a builder node (`node` >= 0), or what is not one yet: a size (`size`,
+    sym text: index_expr of loop-invariant sizes), or a value of a dtype kernels do not compute
     (`buffer`: the buffer read; `const`: a constant's value)."""
 
     node: int = -1
     dtype: str = ""
     scalar: bool = False
     const: Any = 0
-    size: Optional[sympy.Expr] = None
+    size: Optional[str] = None
     buffer: str = ""
 
 
 def expr_text(e: sympy.Expr) -> str:
-    """A sympy size expression as sym/expr.h's text (what the builder parses)."""
+    """A sympy index or size expression as sym/expr.h's text (what the core parses)."""
     e = sympy.sympify(e)
     if e.is_Integer:
         return str(int(e))
@@ -81,45 +82,50 @@ def expr_text(e: sympy.Expr) -> str:
         return "*".join(f"({expr_text(a)})" if a.is_Add else expr_text(a) for a in e.args)
     if e.is_Pow and e.exp.is_Integer and int(e.exp) > 0:
         return "*".join([f"({expr_text(e.base)})"] * int(e.exp))
-    name = type(e).__name__
-    calls = {"Max": "max", "Min": "min"}
+    name, args = type(e).__name__, [expr_text(a) for a in e.args]
     if name == "FloorDiv":
-        return f"floordiv({expr_text(e.args[0])}, {expr_text(e.args[1])})"
-    if name in ("Max", "Min") and len(e.args) >= 2:  # nested two at a time
-        head, *rest = e.args
-        out = expr_text(head)
-        for a in rest:
-            out = f"{calls[name]}({out}, {expr_text(a)})"
+        return f"floordiv({args[0]}, {args[1]})"
+    if name == "ModularIndexing":  # (x // d) % m
+        return f"mod(floordiv({args[0]}, {args[1]}), {args[2]})"
+    if name == "Abs":
+        return f"max({args[0]}, -({args[0]}))"
+    if name in ("Max", "Min") and len(args) >= 2:  # nested two at a time
+        out = args[0]
+        for a in args[1:]:
+            out = f"{name.lower()}({out}, {a})"
         return out
     raise Unsupported(f"size expression {e} ({name}) has no AscIR form")
 
 
 class AscTracer(DefaultHandler):
-    """The ops handler that records one group's loop bodies in an AscBuilder (module docstring)."""
+    """The ops handler that records one group's loop bodies in a LoopNestBuilder (module
+    docstring); `symbols`: the group's size symbols by name (to read the core's sizes back)."""
 
-    def __init__(self, space: LoopSpace, dtype_of: Callable[[str], torch.dtype]):
-        self.space = space
-        self.sizes = list(space.sizes)
-        self.vars = list(space.axis_vars)
+    def __init__(self, b: Any, loop_vars: Set[sympy.Symbol], symbols: Dict[str, sympy.Symbol],
+                 dtype_of: Callable[[str], torch.dtype]):
+        self.b = b
+        self.loop_vars = loop_vars
+        self.locals = {**symbols, "floordiv": FloorDiv, "mod": lambda a, m: ModularIndexing(a, 1, m),
+                       "min": sympy.Min, "max": sympy.Max}
         self.dtype_of = dtype_of  # buffer name -> torch dtype
-        self.b = _C.AscBuilder("k")
-        for s in self.sizes:
-            self.b.add_axis(expr_text(s))
-        self.reduce_of: Dict[int, Tuple[str, int, Tuple[int, ...]]] = {}  # reduce -> (kind, input, axes)
-        self.aranges: Dict[str, sympy.Expr] = {}  # an arange table's name -> its length
         self.indirect: Dict[sympy.Symbol, Tuple[Value, int]] = {}  # indirect_indexing -> (index, size)
         self.stored: Dict[str, Tuple[sympy.Expr, Value]] = {}  # buffer -> (index, value)
         self.reduce_axes: Tuple[int, ...] = ()  # the reduction axes of the body being traced
-        self.symbols: Set[str] = {x.name for e in self.sizes for x in sympy.sympify(e).free_symbols}
 
     # --- values ------------------------------------------------------------------------
-    def _call(self, method: str, *args: Any) -> Value:
-        """A builder call as a Value; the builder's CompileError (a rule broken) as Unsupported."""
+    def _call(self, method: str, *args: Any) -> Any:
+        """A builder call; the builder's CompileError (a rule broken) as Unsupported."""
         try:
-            v = getattr(self.b, method)(*args)
+            return getattr(self.b, method)(*args)
         except _C.CompileError as e:
             raise Unsupported(str(e)) from None
-        return Value(v, self.b.dtype(v), self.b.is_scalar(v))
+
+    def _v(self, node: int) -> Value:
+        return Value(node, self.b.dtype(node), self.b.is_scalar(node))
+
+    def _sympy(self, text: str) -> sympy.Expr:
+        """The core's size text as a sympy expression over the graph's own symbols."""
+        return sympy.sympify(text, locals=self.locals)
 
     def _node(self, v: Value, what: str) -> int:
         """`v`'s node; Unsupported for a value that is not one."""
@@ -130,11 +136,11 @@ class AscTracer(DefaultHandler):
         return v.node
 
     def _scalar(self, value: Any, dtype: str) -> Value:
-        return self._call("scalar", value, dtype)
+        return self._v(self._call("scalar", value, dtype))
 
     def _materialize(self, v: Value) -> Value:
         if v.size is not None:
-            if v.size.free_symbols:
+            if not v.size.lstrip("-").isdigit():
                 raise Unsupported(f"the size {v.size} is used as a value (only as a mean's divisor)")
             return self._scalar(float(v.size), "f32")
         return v
@@ -142,15 +148,15 @@ class AscTracer(DefaultHandler):
     def _cast(self, v: Value, dtype: str, compute_types: bool = False) -> Value:
         if v.node < 0 and v.scalar and v.size is None:  # a narrow integer constant
             v = self._scalar(int(v.const), "i64")
-        return self._call("cast", self._node(v, "cast"), dtype, compute_types)
+        return self._v(self._call("cast", self._node(v, "cast"), dtype, compute_types))
 
     def _op(self, kind: str, args: Sequence[Any], name: str = "") -> Value:
         vals = [self._value(a) for a in args]
-        if kind == "div" and len(vals) == 2 and vals[1].size is not None:
-            mean = self._mean(vals[0], vals[1].size)
-            if mean is not None:
-                return mean
-        return self._call("compute", kind, [self._node(v, name or kind) for v in vals], name or kind)
+        if kind == "div" and len(vals) == 2 and vals[1].size is not None and vals[0].node >= 0:
+            mean = self.b.mean_of(vals[0].node, vals[1].size)  # sum(x) / N over N elements
+            if mean >= 0:
+                return self._v(mean)
+        return self._v(self._call("compute", kind, [self._node(v, name or kind) for v in vals], name or kind))
 
     # --- the ops handler ---------------------------------------------------------------
     def _default(self, name: str, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
@@ -194,70 +200,10 @@ class AscTracer(DefaultHandler):
         return Value(-1, name, True, const=int(value))
 
     def index_expr(self, expr: sympy.Expr, dtype: torch.dtype) -> Value:
-        expr = self.space.to_axes(expr)
-        name = dtype_name(dtype)
-        if name not in ("f32", "f16", "bf16", "i64", "i32"):
-            raise Unsupported(f"index_expr of dtype {dtype} (kernels compute f32, f16, bf16, i64, i32)")
-        kind = "f32" if dtype.is_floating_point else "i64"
-        if expr.free_symbols & set(self.vars):
-            if not self._is_affine(expr):  # abs(i - j), max(i, j): integer math over iotas
-                return self._cast(self._index_value(expr), name)
-            return self._cast(self._iota(expr, kind), name)
-        if not expr.free_symbols:
-            return self._scalar(int(expr) if kind == "i64" else float(expr), name if kind == "i64" else "f32")
-        if kind == "i64":
-            raise Unsupported(f"index_expr {expr} (a size as an integer value)")
-        return Value(-1, "f32", True, size=expr)
-
-    def _iota(self, expr: sympy.Expr, dtype: str) -> Value:
-        """An index expression affine in the axes, as `dtype` (f32 or i64) values: a read of an
-        arange table (runtime.arange) at that index, whose element i is i. One that decreases
-        along an axis (a relative position j - i) is the difference of two such reads."""
-        strides, offset = self._affine(expr, "index_expr")
-        terms = [sympy.sympify(t) for t in (*strides, offset)]
-        signs = [t.is_nonnegative for t in terms]
-        if None in signs:
-            raise Unsupported(f"index_expr {expr}: the sign of a stride is not known")
-        up = sum(t * x for t, x, pos in zip(terms, [*self.vars, 1], signs) if pos)
-        down = sum(-t * x for t, x, pos in zip(terms, [*self.vars, 1], signs) if not pos)
-        if down == 0:
-            return self._arange_read(expr, strides, offset, dtype)
-        return self._op("sub", [self._iota(sympy.sympify(e), dtype) for e in (up, down)])
-
-    def _is_affine(self, expr: sympy.Expr) -> bool:
-        try:
-            self._affine(expr, "index_expr")
-            return True
-        except Unsupported:
-            return False
-
-    def _index_value(self, expr: sympy.Expr) -> Value:
-        """A loop-dependent index expression built of affine parts, abs, max and min, as i64
-        values (the affine parts read the i64 arange table)."""
-        if self._is_affine(expr):
-            if not (sympy.sympify(expr).free_symbols & set(self.vars)):
-                if not sympy.sympify(expr).is_Integer:
-                    raise Unsupported(f"index_expr {expr} (a size as an integer value)")
-                return self._scalar(int(expr), "i64")
-            return self._iota(expr, "i64")
-        name = type(expr).__name__
-        kinds = {"Abs": "abs", "Max": "maximum", "Min": "minimum", "Add": "add", "Mul": "mul"}
-        if name not in kinds:
-            raise Unsupported(f"index_expr {expr}: {name} of loop indices")
-        args = [self._index_value(a) for a in expr.args]
-        out = args[0]
-        for a in args[1:]:  # n-ary Add, Mul, Max, Min two at a time
-            out = self._op(kinds[name], (out, a))
-        return self._op("abs", (out,)) if name == "Abs" else out
-
-    def _arange_read(self, expr: sympy.Expr, strides: List[sympy.Expr], offset: sympy.Expr, dtype: str) -> Value:
-        length = offset + 1 + sum(s * (n - 1) for s, n in zip(strides, self.sizes))
-        name = f"{ARANGE}{dtype}.{len(self.aranges)}"
-        for known, n in self.aranges.items():
-            if known.startswith(f"{ARANGE}{dtype}.") and sympy.simplify(n - length) == 0:
-                name = known
-        self.aranges[name] = sympy.expand(length)
-        return self.load(name, expr)
+        expr = sympy.sympify(expr)
+        if dtype.is_floating_point and not expr.is_Integer and not expr.free_symbols & self.loop_vars:
+            return Value(-1, "f32", True, size=expr_text(expr))  # a size: a mean's divisor
+        return self._v(self._call("index_value", expr_text(expr), dtype_name(dtype) or str(dtype)))
 
     def to_dtype(self, x: Any, dtype: torch.dtype, src_dtype: Optional[torch.dtype] = None,
                  use_compute_types: bool = True) -> Value:
@@ -271,31 +217,24 @@ class AscTracer(DefaultHandler):
         return self._cast(v, name, compute_types)
 
     def load(self, name: str, index: sympy.Expr) -> Value:
-        index = self.space.to_axes(index)
+        index = sympy.sympify(index)
         gather = [x for x in index.free_symbols if x in self.indirect]
         if name in self.stored:
             idx, val = self.stored[name]
-            if gather or sympy.simplify(self.space.to_axes(idx) - index) != 0:
+            if gather or not self._call("same_index", expr_text(idx), expr_text(index)):
                 raise Unsupported(f"reads {name}, written in the same kernel, at another index")
             return val
-        dtype = arange_dtype(name) if name.startswith(ARANGE) else dtype_name(self.dtype_of(name))
-        at = None
+        dtype = dtype_name(self.dtype_of(name))
+        if dtype is None:  # not a node: the value's use fails with its own reason
+            return Value(-1, str(self.dtype_of(name)).replace("torch.", ""), buffer=name)
+        if len(gather) > 1:
+            raise Unsupported(f"load of {name}: index {index} gathers by two values")
         if gather:
-            if len(gather) > 1:
-                raise Unsupported(f"load of {name}: index {index} gathers by two values")
             at, bound = self.indirect[gather[0]]
-            row = sympy.expand(sympy.diff(index, gather[0]))
-            index = sympy.expand(index - row * gather[0])
-            if gather[0] in index.free_symbols or not row.is_Integer or int(row) < 1:
-                raise Unsupported(f"load of {name}: index {index} is not a row gather of constant stride")
-        strides, offset = self._affine(index, f"load of {name}")
-        try:
-            data = self.b.data(name, dtype or "?", [expr_text(s) for s in strides], expr_text(offset))
-        except _C.CompileError:  # not a node: the value's use fails with its own reason
-            return Value(-1, dtype or str(self.dtype_of(name)).replace("torch.", ""), buffer=name)
-        if at is None:
-            return self._call("load", data)
-        return self._call("gather", data, at.node, int(row), bound)
+            node = self._call("gather_rows", name, dtype, expr_text(index), gather[0].name, at.node, bound)
+        else:
+            node = self._call("read", name, dtype, expr_text(index))
+        return self._v(node) if node >= 0 else Value(-1, dtype, buffer=name)
 
     def indirect_indexing(self, index: Any, size: Any, check: bool = True, wrap_neg: bool = True) -> Any:
         """A symbol standing for the index value in the load/store indices that follow: a load
@@ -320,9 +259,7 @@ class AscTracer(DefaultHandler):
         proven here over the loop ranges (a gather's index is checked by the kernel)."""
         if set(sympy.sympify(expr).free_symbols) & set(self.indirect):
             return  # the gather checks its index
-        strides, offset = self._affine(expr, "check_bounds")
-        lo = offset + sum(sympy.Min(s, 0) * (n - 1) for s, n in zip(strides, self.sizes))
-        hi = offset + sum(sympy.Max(s, 0) * (n - 1) for s, n in zip(strides, self.sizes))
+        lo, hi = (self._sympy(t) for t in self._call("bounds", expr_text(expr)))
         known = V.graph.sizevars.statically_known_true
         if (lower and not known(sympy.Ge(lo, 0))) or (upper and not known(sympy.Lt(hi, size))):
             raise Unsupported(f"an index {expr} that Inductor checks against {size} at run time")
@@ -350,76 +287,35 @@ class AscTracer(DefaultHandler):
             mean = self._reduce("reduce_mean", v)
             dev = self._op("sub", (self._cast(v, "f32"), mean), "welford.dev")
             m2 = self._reduce("reduce_sum", self._op("mul", (dev, dev), "welford.sq"))
-            count = sympy.Integer(1)
-            for a in self.reduce_axes:
-                count = count * self.sizes[a]
-            return mean, m2, Value(-1, "f32", True, size=count)
+            return mean, m2, Value(-1, "f32", True, size=self.b.count(list(self.reduce_axes)))
         if reduction_type == "any" and v.dtype != "bool":
             v = self.to_dtype(v, torch.bool)
         if reduction_type not in ("sum", "max", "min", "prod", "any"):
             raise Unsupported(f"the {reduction_type} reduction")
         return self._reduce(f"reduce_{reduction_type}", v)
 
-    def _reduce(self, kind: str, v: Value, axes: Optional[Tuple[int, ...]] = None) -> Value:
-        axes = self.reduce_axes if axes is None else axes
+    def _reduce(self, kind: str, v: Value) -> Value:
         if kind != "reduce_any" and v.dtype not in ("f32", "f16", "bf16") and v.size is None:
             raise Unsupported(f"{kind} over {v.dtype} values (integer reductions stay Inductor's)")
-        r = self._call("reduce", kind, self._node(v, kind), list(axes))
-        self.reduce_of[r.node] = (kind, self.b.inputs(r.node)[0], tuple(axes))
-        return r
-
-    def _mean(self, num: Value, count: sympy.Expr) -> Optional[Value]:
-        """reduce_sum(x) / N over N reduced elements: reduce_mean(x); None when not that."""
-        kind, x, axes = self.reduce_of.get(num.node, ("", -1, ()))
-        if kind != "reduce_sum":
-            return None
-        n = sympy.Integer(1)
-        for a in axes:
-            n = n * self.sizes[a]
-        if sympy.simplify(n - count) != 0:
-            return None
-        return self._reduce("reduce_mean", Value(x, self.b.dtype(x)), axes)
-
-    def _affine(self, index: sympy.Expr, what: str) -> Tuple[List[sympy.Expr], sympy.Expr]:
-        """(stride per kernel axis, offset) of an index affine in the loop variables."""
-        index = self.space.to_axes(index)
-        loop = set(self.vars)
-        if any(not isinstance(a, (sympy.Symbol, sympy.Number, sympy.Add, sympy.Mul)) and a.free_symbols & loop
-               for a in sympy.preorder_traversal(index)):  # a loop variable under // or %
-            raise Unsupported(f"{what}: index {index} is not affine in the loop variables")
-        strides = []
-        for var in self.vars:
-            c = sympy.expand(sympy.diff(index, var))
-            if c.free_symbols & loop:
-                raise Unsupported(f"{what}: index {index} is not affine in the loop variables")
-            strides.append(c)
-        offset = sympy.expand(index.subs({v: 0 for v in self.vars}))
-        for e in [*strides, offset]:
-            expr_text(e)  # Unsupported where a size has no AscIR form
-            self.symbols |= {x.name for x in e.free_symbols}
-        return strides, offset
+        return self._v(self._call("reduce", kind, self._node(v, kind), list(self.reduce_axes)))
 
     # --- the kernel --------------------------------------------------------------------
-    def finish(self, outputs: Sequence[str]) -> List[str]:
-        """Stores each buffer of `outputs` (written by the group and read after it), in that
-        order; returns the kernel's inputs (the buffer per data index)."""
+    def finish(self, outputs: Sequence[str]) -> Tuple[List[str], List[str]]:
+        """Writes each buffer of `outputs` (written by the group and read after it), in that
+        order; returns the kernel's inputs (the buffer per data index) and size symbols."""
         for buf in outputs:
             index, v = self.stored[buf]
-            strides, offset = self._affine(index, f"store of {buf}")
             node = self._node(v, f"the store of {buf}")
-            try:
-                self.b.store(buf, node, dtype_name(self.dtype_of(buf)) or "?", [expr_text(s) for s in strides],
-                             expr_text(offset))
-            except _C.CompileError as e:
-                raise Unsupported(str(e)) from None
-        return self.b.finish()[1]
+            self._call("write", buf, node, dtype_name(self.dtype_of(buf)) or "?", expr_text(index))
+        _, inputs, symbols = self._call("finish")
+        return inputs, symbols
 
 
 @dataclasses.dataclass
 class TracedGroup:
     """A fused group as an AscIR kernel: its builder and what the wrapper passes it."""
 
-    builder: Any        # the _C.AscBuilder holding the kernel
+    builder: Any        # the _C.LoopNestBuilder holding the kernel
     inputs: List[str]   # buffer names, data index order
     outputs: List[str]  # buffer names, output index order
     symbols: List[str]  # the size symbols the kernel uses, sorted
@@ -449,14 +345,19 @@ def trace_group(nodes: Sequence[Any], keep: Set[str]) -> TracedGroup:
         np_, nr = len(n._sizes[0]), len(n._sizes[1])
         return pvars[:np_], pvars[np_:np_ + nr]
 
-    exprs = [e for n in nodes for e in n._body.indexing_from_args(loop_vars(n)).values()]
-    space = LoopSpace(pvars, ranges, exprs)
-    tracer = AscTracer(space, V.graph.get_dtype)
+    exprs = [sympy.sympify(e) for n in nodes for e in n._body.indexing_from_args(loop_vars(n)).values()]
+    symbols = {s.name: s for e in [*ranges, *exprs] for s in sympy.sympify(e).free_symbols}
+    try:
+        b = _C.LoopNestBuilder("k", [v.name for v in pvars], [expr_text(r) for r in ranges],
+                               [expr_text(e) for e in exprs])
+    except _C.CompileError as e:
+        raise Unsupported(str(e)) from None
+    tracer = AscTracer(b, set(pvars), symbols, V.graph.get_dtype)
     for n in nodes:
         point, red = loop_vars(n)
-        tracer.reduce_axes = tuple(a for v in red for a in space.axes_of[v])
+        tracer.reduce_axes = tuple(a for v in red for a in b.axes_of(v.name))
         with V.set_ops_handler(tracer):
             n._body(point, red)
-    outputs = [b for b in tracer.stored if b in keep]
-    inputs = tracer.finish(outputs)
-    return TracedGroup(tracer.b, inputs, outputs, sorted(tracer.symbols), tracer.aranges)
+    outputs = [buf for buf in tracer.stored if buf in keep]
+    inputs, used = tracer.finish(outputs)
+    return TracedGroup(b, inputs, outputs, used, {n: tracer._sympy(t) for n, t in b.aranges()})
