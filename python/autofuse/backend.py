@@ -12,13 +12,12 @@ eagerly: autofuse never breaks a model, it only warns.
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
 import functools
 import itertools
 import time
 import weakref
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 from torch._dynamo.backends.common import aot_autograd
@@ -34,6 +33,7 @@ from .executor import Executor, ExecutorError
 from .fx_to_graph import Translation, translate
 from .ir_nodes import computes, is_alias
 from .log import configure as configure_logging, logger
+from .records import RecordLog
 
 
 @dataclasses.dataclass
@@ -73,36 +73,9 @@ class GraphRecord:
         self._runner = weakref.ref(value) if value is not None else None
 
 
-_records: "collections.deque[GraphRecord]" = collections.deque(maxlen=256)
-_collectors: List[List[GraphRecord]] = []
+_log: RecordLog[GraphRecord] = RecordLog()
+compiled_graphs, reset_records, collect_records = _log.compiled_graphs, _log.reset_records, _log.collect_records
 _counter = itertools.count()
-
-
-def compiled_graphs() -> List[GraphRecord]:
-    """The records of the graphs compiled in this process (the last 256), oldest first."""
-    return list(_records)
-
-
-def reset_records() -> None:
-    """Forgets the records (compiled programs stay valid)."""
-    _records.clear()
-
-
-@contextlib.contextmanager
-def collect_records() -> Iterator[List[GraphRecord]]:
-    """Collects the records of the graphs compiled inside the `with` block."""
-    sink: List[GraphRecord] = []
-    _collectors.append(sink)
-    try:
-        yield sink
-    finally:  # this sink, not an equal one: collectors nest (explain's inside a caller's)
-        del _collectors[next(i for i, s in enumerate(_collectors) if s is sink)]
-
-
-def _publish(rec: GraphRecord) -> None:
-    _records.append(rec)
-    for sink in _collectors:
-        sink.append(rec)
 
 
 @functools.lru_cache(maxsize=None)
@@ -134,7 +107,7 @@ def _fallback(rec: GraphRecord, gm: torch.fx.GraphModule, why: str, warn: bool) 
     if rec.translation is None:  # explain counts the ops of a graph never translated from `gm`
         rec.fx_ops = sum(1 for n in gm.graph.nodes if n.op == "call_function")
         rec.compute_ops = sum(1 for n in gm.graph.nodes if computes(n))
-    _publish(rec)
+    _log.publish(rec)
     if warn:
         logger.warning("autofuse: graph %s runs eagerly: %s", rec.name, why)
     else:
@@ -302,7 +275,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
         return _fallback(rec, gm, f"executor: {e}", True)
     rec.runner = runner
     dumps.write(dump_dir, f"{name}.run.py", runner.source)
-    _publish(rec)
+    _log.publish(rec)
     logger.info(
         "autofuse: graph %s: %d kernel(s) for %d of %d ATen ops in %.3f s (%d C++ compile(s), %d cache hit(s))",
         name, rec.num_kernels, fused_op_count(rec), rec.fx_ops, rec.compile_seconds,

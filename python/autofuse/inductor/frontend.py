@@ -22,6 +22,7 @@ import torch
 from .. import dumps
 from ..config import CompilerConfig
 from ..log import logger
+from ..records import RecordLog
 from . import runtime
 from .scheduling import GroupRecord, Session, make_scheduling
 from .torch_internals import (codegen_common, compile_fx, compile_fx_inner, forget_output_strides, functorch_config,
@@ -44,36 +45,8 @@ class InductorGraphRecord:
         return [g for g in self.groups if g.kernel]
 
 
-_records: List[InductorGraphRecord] = []
-_collectors: List[List[InductorGraphRecord]] = []
-
-
-@contextlib.contextmanager
-def collect_records() -> Iterator[List[InductorGraphRecord]]:
-    """Collects the records of the graphs this frontend compiles inside the `with` block."""
-    sink: List[InductorGraphRecord] = []
-    _collectors.append(sink)
-    try:
-        yield sink
-    finally:
-        _collectors.remove(sink)
-
-
-def _publish(rec: InductorGraphRecord) -> None:
-    if len(_records) >= 256:
-        del _records[0]
-    _records.append(rec)
-    for sink in _collectors:
-        sink.append(rec)
-
-
-def compiled_graphs() -> List[InductorGraphRecord]:
-    """The graphs this frontend compiled in this process, oldest first (the last 256)."""
-    return list(_records)
-
-
-def reset_records() -> None:
-    _records.clear()
+_log: RecordLog[InductorGraphRecord] = RecordLog()
+compiled_graphs, reset_records, collect_records = _log.compiled_graphs, _log.reset_records, _log.collect_records
 
 
 def _options(config: CompilerConfig) -> Dict[str, str]:
@@ -124,9 +97,9 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
             with _registered(session), inductor_config.patch(fx_graph_cache=False):
                 compiled = compile_fx_inner(gm, example_inputs, **kwargs)
         except Exception as e:  # a bug of ours inside Inductor's codegen must not fail the compile
-            _publish(rec)
+            _log.publish(rec)
             return inductors_own(e)
-        _publish(rec)
+        _log.publish(rec)
         if not rec.kernels:
             return compiled
         try:
