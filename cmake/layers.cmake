@@ -16,13 +16,14 @@ foreach(dir IN LISTS af_target_dirs)
 endforeach()
 list(SORT AF_TARGET_LAYERS)
 
-set(AF_LAYERS support aten sym graph ascir target schedule fusion codegen ${AF_TARGET_LAYERS} jit
+set(AF_LAYERS support aten sym graph ascir inductor target schedule fusion codegen ${AF_TARGET_LAYERS} jit
     runtime backends pipeline)
 set(AF_USES_support "")
 set(AF_USES_aten "")               # the ATen op table: what the torch frontend maps to Graph IR
 set(AF_USES_sym support)
 set(AF_USES_graph sym)
 set(AF_USES_ascir graph)
+set(AF_USES_inductor ascir)          # what Inductor's loop-body ops compute as AscIR
 set(AF_USES_target support)
 set(AF_USES_schedule ascir target)  # one kernel's loop nest and its TilingCases
 set(AF_USES_fusion schedule)        # CanFuse asks the schedule for a layout

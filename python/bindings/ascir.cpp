@@ -1,6 +1,7 @@
 // The bindings of AscIR kernels made outside the Graph IR pipeline (the Inductor frontend's):
-// ascir/loop_nest_builder.h, which its tracer builds a group's kernel with (values are node ids,
-// indices and sizes sym expression text, dtypes AscIR names); schedule_kernel, which schedules and
+// inductor/body_ops.h, which its tracer forwards a group's loop-body ops to (values are ids,
+// indices and sizes sym expression text, dtypes AscIR names), building the kernel in an
+// ascir/loop_nest_builder.h; schedule_kernel, which schedules and
 // prints one kernel once, when the frontend checks its group; compile_kernels, which compiles a
 // graph's scheduled kernels as one program; and compile_ascir, the same from unscheduled AscIR
 // text.
@@ -15,6 +16,7 @@
 #include "ascir/loop_nest_builder.h"
 #include "ascir/printer.h"
 #include "ascir/verifier.h"
+#include "inductor/body_ops.h"
 #include "program.h"
 #include "support/error.h"
 
@@ -24,12 +26,6 @@ using af::ascir::LoopNestBuilder;
 using af::ascir::LoopSpace;
 
 namespace {
-
-af::DType dtype_of(const std::string& name) {
-  std::optional<af::DType> t = af::parse_dtype(name);
-  if (!t) throw af::CompileError("unknown dtype '" + name + "'");
-  return *t;
-}
 
 af::sym::Expr expr(const std::string& text) {
   return af::sym::parse_expr(text);
@@ -109,26 +105,7 @@ Program* compile_ascir(const std::string& text, const std::string& name,
 
 void bind_ascir(nb::module_& m) {
   nb::class_<Builder>(m, "AscBuilder",
-                      "One kernel's AscGraph built a value at a time (ascir/builder.h): values "
-                      "are node ids; dtypes follow the kernels' rule (f16/bf16 compute in f32).")
-      .def(
-          "scalar",
-          [](Builder& b, nb::handle value, const std::string& dtype) {
-            af::Attr v = PyFloat_Check(value.ptr()) ? af::Attr(nb::cast<double>(value))
-                                                    : af::Attr(nb::cast<int64_t>(nb::int_(value)));
-            return b.scalar(v, dtype_of(dtype));
-          },
-          nb::arg("value"), nb::arg("dtype"), "A constant of `dtype` (a Python number).")
-      .def(
-          "cast",
-          [](Builder& b, int x, const std::string& dtype, bool compute_types) {
-            return b.cast(x, dtype_of(dtype), compute_types);
-          },
-          nb::arg("x"), nb::arg("dtype"), nb::arg("compute_types") = false)
-      .def("compute", &Builder::compute, nb::arg("kind"), nb::arg("operands"), nb::arg("name") = "",
-           "Elementwise op `kind` of the registry over `operands`.")
-      .def("reduce", &Builder::reduce, nb::arg("kind"), nb::arg("x"), nb::arg("axes"),
-           nb::arg("name") = "")
+                      "One kernel's AscGraph built a value at a time (ascir/builder.h).")
       .def(
           "finish",
           [](const Builder& b) {
@@ -137,82 +114,94 @@ void bind_ascir(nb::module_& m) {
             return std::make_tuple(af::ascir::print(g), inputs, g.size_symbols());
           },
           "(the kernel's AscIR text, printed by the core; each data index's input name; the "
-          "size symbols it uses).")
-      .def("dtype",
-           [](const Builder& b, int v) { return std::string(dtype_name(b.node(v).out.dtype)); })
-      .def("is_scalar", &Builder::is_scalar);
-
+          "size symbols it uses).");
   nb::class_<LoopNestBuilder, Builder>(
       m, "LoopNestBuilder",
-      "An AscBuilder over a loop nest's kernel axes (ascir/loop_nest_builder.h): reads, writes "
-      "and index values by index expressions (sym text) in the loop variables.")
+      "An AscBuilder over a loop nest's kernel axes (ascir/loop_nest_builder.h).")
+      .def(
+          "aranges",
+          [](const LoopNestBuilder& b) {
+            std::vector<std::pair<std::string, std::string>> out;
+            for (const auto& [name, n] : b.aranges()) out.emplace_back(name, n.str());
+            return out;
+          },
+          "The arange tables it reads: (input name, least length as sym text).");
+
+  using af::inductor::BodyOps;
+  nb::class_<BodyOps>(m, "BodyOps",
+                      "Inductor's loop-body ops as AscIR (inductor/body_ops.h): values are ids, "
+                      "indices and sizes sym text, dtypes AscIR names (torch's for others).")
       .def(
           "__init__",
-          [](LoopNestBuilder* self, const std::string& name, const std::vector<std::string>& vars,
-             const std::vector<std::string>& ranges, const std::vector<std::string>& indices) {
-            new (self) LoopNestBuilder(name, LoopSpace(vars, exprs(ranges), exprs(indices)));
+          [](BodyOps* self, const std::vector<std::string>& vars,
+             const std::vector<std::string>& ranges, const std::vector<std::string>& indices,
+             bool emulate_precision_casts) {
+            new (self) BodyOps(LoopSpace(vars, exprs(ranges), exprs(indices)), vars,
+                               emulate_precision_casts);
           },
-          nb::arg("name"), nb::arg("vars"), nb::arg("ranges"), nb::arg("indices"),
-          "Loop variables `vars` of extents `ranges`, `indices` every index of the nest.")
+          nb::arg("vars"), nb::arg("ranges"), nb::arg("indices"),
+          nb::arg("emulate_precision_casts") = false,
+          "Loop variables `vars` of extents `ranges`, `indices` every index of the bodies.")
+      .def_prop_ro("kernel", &BodyOps::kernel, nb::rv_policy::reference_internal)
+      .def("set_reduction_vars", &BodyOps::set_reduction_vars, nb::arg("vars"))
       .def(
-          "axes_of",
-          [](const LoopNestBuilder& b, const std::string& v) { return b.space().axes_of(v); },
-          nb::arg("var"), "The kernel axes of loop variable `var`.")
-      .def(
-          "read",
-          [](LoopNestBuilder& b, const std::string& name, const std::string& dtype,
-             const std::string& index) { return b.read(name, dtype_of(dtype), expr(index)); },
-          nb::arg("name"), nb::arg("dtype"), nb::arg("index"),
-          "Input `name` at `index`; -1 for a dtype values may not have.")
-      .def(
-          "gather_rows",
-          [](LoopNestBuilder& b, const std::string& name, const std::string& dtype,
-             const std::string& index, const std::string& row_symbol, int at, int64_t bound) {
-            return b.gather(name, dtype_of(dtype), expr(index), row_symbol, at, bound);
+          "number",
+          [](BodyOps& o, nb::handle v) {
+            if (PyFloat_Check(v.ptr())) return o.number(nb::cast<double>(v), false);
+            return o.number(nb::cast<int64_t>(nb::int_(v)), PyBool_Check(v.ptr()));
           },
-          nb::arg("name"), nb::arg("dtype"), nb::arg("index"), nb::arg("row_symbol"), nb::arg("at"),
-          nb::arg("bound"), "Rows of input `name` picked by value `at`.")
+          nb::arg("value"), "A literal operand (bool, int or float).")
       .def(
-          "index_value",
-          [](LoopNestBuilder& b, const std::string& index, const std::string& dtype) {
-            return b.index_value(expr(index), dtype_of(dtype));
+          "constant",
+          [](BodyOps& o, nb::handle v, const std::string& dtype) {
+            if (PyFloat_Check(v.ptr())) return o.constant(nb::cast<double>(v), dtype);
+            return o.constant(nb::cast<int64_t>(nb::int_(v)), dtype);
           },
-          nb::arg("index"), nb::arg("dtype"), "The value of `index` at every loop point.")
+          nb::arg("value"), nb::arg("dtype"))
       .def(
-          "write",
-          [](LoopNestBuilder& b, const std::string& name, int x, const std::string& dtype,
-             const std::string& index) { b.write(name, x, dtype_of(dtype), expr(index)); },
-          nb::arg("name"), nb::arg("x"), nb::arg("dtype"), nb::arg("index"))
-      .def(
-          "same_index",
-          [](const LoopNestBuilder& b, const std::string& x, const std::string& y) {
-            return b.same_index(expr(x), expr(y));
+          "index_expr",
+          [](BodyOps& o, const std::string& index, const std::string& dtype) {
+            return o.index_expr(expr(index), dtype);
           },
-          nb::arg("a"), nb::arg("b"))
+          nb::arg("index"), nb::arg("dtype"))
+      .def("to_dtype", &BodyOps::to_dtype, nb::arg("x"), nb::arg("dtype"), nb::arg("compute_types"))
+      .def("op", &BodyOps::op, nb::arg("name"), nb::arg("args"))
+      .def(
+          "load",
+          [](BodyOps& o, const std::string& buffer, const std::string& dtype,
+             const std::string& index) { return o.load(buffer, dtype, expr(index)); },
+          nb::arg("buffer"), nb::arg("dtype"), nb::arg("index"))
+      .def(
+          "indirect_indexing",
+          [](BodyOps& o, int x, const std::string& size, bool wrap_neg) {
+            return o.indirect_indexing(x, expr(size), wrap_neg);
+          },
+          nb::arg("x"), nb::arg("size"), nb::arg("wrap_neg"))
       .def(
           "bounds",
-          [](const LoopNestBuilder& b, const std::string& index) {
-            auto [lo, hi] = b.bounds(expr(index));
-            return std::make_pair(lo.str(), hi.str());
+          [](const BodyOps& o, const std::string& index) -> nb::object {
+            auto b = o.bounds(expr(index));
+            if (!b) return nb::none();
+            return nb::make_tuple(b->first.str(), b->second.str());
           },
-          nb::arg("index"), "(lowest, highest) value of an affine index over the loops.")
+          nb::arg("index"), "(lowest, highest) of an affine index; None for a gather's.")
       .def(
-          "count",
-          [](const LoopNestBuilder& b, const std::vector<int>& axes) {
-            return b.count(axes).str();
-          },
-          nb::arg("axes"))
+          "store",
+          [](BodyOps& o, const std::string& buffer, const std::string& index, int x,
+             const std::string& mode) { o.store(buffer, expr(index), x, mode); },
+          nb::arg("buffer"), nb::arg("index"), nb::arg("x"), nb::arg("mode") = "")
+      .def("reduction", &BodyOps::reduction, nb::arg("type"), nb::arg("x"))
+      .def("stored", &BodyOps::stored)
       .def(
-          "mean_of",
-          [](LoopNestBuilder& b, int sum, const std::string& count) {
-            return b.mean_of(sum, expr(count));
+          "finish",
+          [](BodyOps& o, const std::vector<std::pair<std::string, std::string>>& outputs) {
+            std::vector<std::string> inputs;
+            af::ascir::AscGraph g = o.finish(outputs, &inputs);
+            return std::make_pair(inputs, g.size_symbols());
           },
-          nb::arg("sum"), nb::arg("count"))
-      .def("aranges", [](const LoopNestBuilder& b) {
-        std::vector<std::pair<std::string, std::string>> out;
-        for (const auto& [name, n] : b.aranges()) out.emplace_back(name, n.str());
-        return out;
-      });
+          nb::arg("outputs"),
+          "Writes the stored buffers `outputs` ((name, dtype), in order): (each data index's "
+          "buffer, the size symbols the kernel uses).");
 
   nb::class_<ScheduledKernel>(m, "ScheduledKernel",
                               "One kernel scheduled and printed alone (schedule_kernel).")
