@@ -17,6 +17,7 @@
 #include "ascir/printer.h"
 #include "ascir/verifier.h"
 #include "inductor/body_ops.h"
+#include "inductor/group_parts.h"
 #include "program.h"
 #include "support/error.h"
 
@@ -202,6 +203,21 @@ void bind_ascir(nb::module_& m) {
           nb::arg("outputs"),
           "Writes the stored buffers `outputs` ((name, dtype), in order): (each data index's "
           "buffer, the size symbols the kernel uses).");
+
+  m.def(
+      "split_group",
+      [](const std::vector<std::tuple<std::vector<std::string>, std::vector<std::string>, bool>>&
+             nodes) {
+        std::vector<af::inductor::GroupNode> in;
+        for (const auto& [reads, writes, traceable] : nodes)
+          in.push_back({reads, writes, traceable});
+        std::vector<std::pair<std::vector<int>, bool>> out;
+        for (const auto& p : af::inductor::split_group(in)) out.emplace_back(p.nodes, p.traceable);
+        return out;
+      },
+      nb::arg("nodes"),
+      "A failed Inductor group's nodes ((reads, writes, traceable) each) as dependency-ordered "
+      "parts: (node indices, traceable) (inductor/group_parts.h).");
 
   nb::class_<ScheduledKernel>(m, "ScheduledKernel",
                               "One kernel scheduled and printed alone (schedule_kernel).")

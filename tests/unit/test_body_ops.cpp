@@ -4,6 +4,7 @@
 
 #include "ascir/printer.h"
 #include "inductor/body_ops.h"
+#include "inductor/group_parts.h"
 #include "support/error.h"
 
 namespace af::inductor {
@@ -95,6 +96,28 @@ TEST(BodyOps, LoadsOfWhatTheGroupWroteGathersAndScatters) {
       std::string::npos);
   EXPECT_NE(reason([&] { o.indirect_indexing(x, 100, true); }).find("indirect indexing by f32"),
             std::string::npos);
+}
+
+TEST(SplitGroup, UntraceableNodesThatDependOnNothingRunFirst) {
+  // 0: a (traceable); 1: b <- a (untraceable, depends on 0); 2: c (untraceable, free);
+  // 3: d <- b (traceable); 4: e <- c (traceable).
+  std::vector<GroupNode> nodes = {
+      {{"x"}, {"a"}, true}, {{"a"}, {"b"}, false}, {{"x"}, {"c"}, false},
+      {{"b"}, {"d"}, true}, {{"c"}, {"e"}, true},
+  };
+  std::vector<GroupPart> parts = split_group(nodes);
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[0].nodes, std::vector<int>{2});  // c first: reads nothing the group writes
+  EXPECT_FALSE(parts[0].traceable);
+  EXPECT_EQ(parts[1].nodes, std::vector<int>{0});
+  EXPECT_TRUE(parts[1].traceable);
+  EXPECT_EQ(parts[2].nodes, std::vector<int>{1});
+  EXPECT_FALSE(parts[2].traceable);
+  EXPECT_EQ(parts[3].nodes, (std::vector<int>{3, 4}));
+  // An untraceable node writing what an earlier node read cannot move before it.
+  std::vector<GroupPart> kept = split_group({{{"w"}, {"a"}, true}, {{}, {"w"}, false}});
+  EXPECT_EQ(kept[0].nodes, std::vector<int>{0});
+  EXPECT_EQ(kept[1].nodes, std::vector<int>{1});
 }
 
 }  // namespace

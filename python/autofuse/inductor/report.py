@@ -14,14 +14,9 @@ import dataclasses
 import os
 from typing import Any, List
 
+from ..explain import human_bytes
 from .frontend import InductorGraphRecord
 from .scheduling import GroupRecord
-
-
-def _bytes(n) -> str:
-    from .. import _C
-
-    return "-" if n is None else _C.human_bytes(n)
 
 
 def _short(op: str) -> str:
@@ -34,7 +29,7 @@ def group_line(g: GroupRecord) -> str:
     ops = ", ".join(_short(o) for o in g.origins)
     where = f"[{', '.join(g.nodes)}]" + (f" (its group split: {g.split})" if g.split else "")
     if g.kernel:
-        return f"  {g.name} {where} {g.kind} AscIR kernel ({g.target}), moves {_bytes(g.bytes_moved)}: {ops}"
+        return f"  {g.name} {where} {g.kind} AscIR kernel ({g.target}), moves {human_bytes(g.bytes_moved)}: {ops}"
     return f"  {where} {g.kind} stays with Inductor's C++: {g.reason}: {ops}"
 
 

@@ -62,34 +62,12 @@ def _origins(nodes) -> List[str]:
 
 def _parts(nodes, bad) -> List[Tuple[List[Any], bool]]:
     """A failed group's nodes as (nodes, traceable) parts in an order that keeps every
-    dependency: first the nodes in `bad` (names that cannot be AscIR kernels) that read nothing
-    the group writes and write nothing an earlier node of it reads, then the rest in order, the
-    runs of traceable nodes broken at the remaining bad ones."""
-    written = {b.get_name(): n.get_name() for n in nodes for b in n.get_outputs()}
-    seen_reads: set = set()
-    first = []
-    for n in nodes:
-        reads = {d.name for d in n.read_writes.reads}
-        own = {b.get_name() for b in n.get_outputs()}
-        if (n.get_name() in bad and not any(written.get(r) not in (None, n.get_name()) for r in reads)
-                and not own & seen_reads):
-            first.append(n)
-        seen_reads |= reads
-    parts: List[Tuple[List[Any], bool]] = [([n], False) for n in first]
-    run: List[Any] = []
-    for n in nodes:
-        if n in first:
-            continue
-        if n.get_name() in bad:
-            if run:
-                parts.append((run, True))
-                run = []
-            parts.append(([n], False))
-        else:
-            run.append(n)
-    if run:
-        parts.append((run, True))
-    return parts
+    dependency (the core's split_group); `bad`: the names of nodes that cannot be kernels."""
+    from .. import _C
+
+    desc = [([d.name for d in n.read_writes.reads], [b.get_name() for b in n.get_outputs()], n.get_name() not in bad)
+            for n in nodes]
+    return [([nodes[i] for i in part], ok) for part, ok in _C.split_group(desc)]
 
 
 def _reason(e: Exception) -> str:
