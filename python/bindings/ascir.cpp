@@ -120,13 +120,13 @@ void bind_ascir(nb::module_& m) {
       m, "LoopNestBuilder",
       "An AscBuilder over a loop nest's kernel axes (ascir/loop_nest_builder.h).")
       .def(
-          "aranges",
+          "arange_length",
           [](const LoopNestBuilder& b) {
-            std::vector<std::pair<std::string, std::string>> out;
-            for (const auto& [name, n] : b.aranges()) out.emplace_back(name, n.str());
-            return out;
+            return b.arange_length() ? b.arange_length()->str() : std::string();
           },
-          "The arange tables it reads: (input name, least length as sym text).");
+          "The least length of the arange table it reads (input ARANGE), as sym text; \"\" "
+          "where it reads none.")
+      .def_ro_static("ARANGE", &LoopNestBuilder::kArange);
 
   using af::inductor::BodyOps;
   nb::class_<BodyOps>(m, "BodyOps",

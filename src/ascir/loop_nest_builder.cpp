@@ -1,6 +1,8 @@
 // LoopNestBuilder: index expressions as reads, writes and iotas over a LoopSpace's axes.
 #include "ascir/loop_nest_builder.h"
 
+#include <algorithm>
+
 #include "graph/op_registry.h"
 #include "support/error.h"
 
@@ -83,11 +85,11 @@ int LoopNestBuilder::index_value(const sym::Expr& index, DType dtype) {
     if (!c) throw CompileError("index_expr " + index.str() + " (a size as an integer value)");
     return floating ? scalar(static_cast<double>(*c), DType::F32) : scalar(*c, dtype);
   }
-  if (!sym::linear_in(e, axis_symbols_)) return cast(integer_value(e), dtype);
-  return cast(iota(e, floating ? DType::F32 : DType::I64), dtype);
+  int v = sym::linear_in(e, axis_symbols_) ? iota(e) : integer_value(e);
+  return cast(floating ? cast(v, DType::F32) : v, dtype);  // f16/bf16: rounded from f32
 }
 
-int LoopNestBuilder::iota(const sym::Expr& e, DType dtype) {
+int LoopNestBuilder::iota(const sym::Expr& e) {
   sym::Linear at = *sym::linear_in(e, axis_symbols_);
   sym::Expr up = 0, down = 0;
   for (size_t a = 0; a <= at.coeffs.size(); ++a) {
@@ -97,20 +99,23 @@ int LoopNestBuilder::iota(const sym::Expr& e, DType dtype) {
     if (!pos) throw CompileError("index_expr " + e.str() + ": the sign of a stride is not known");
     (*pos ? up : down) += (*pos ? c : -c) * x;
   }
-  if (down == sym::Expr(0)) return arange_read(at, dtype);
-  return compute("sub", {iota(up, dtype), iota(down, dtype)});
+  if (down == sym::Expr(0)) return arange_read(at);
+  return compute("sub", {iota(up), iota(down)});
 }
 
-int LoopNestBuilder::arange_read(const sym::Linear& at, DType dtype) {
+int LoopNestBuilder::arange_read(const sym::Linear& at) {
   sym::Expr length = at.rest + 1;
   for (size_t a = 0; a < at.coeffs.size(); ++a) length += at.coeffs[a] * (space_.axes()[a] - 1);
-  const std::string prefix = "arange." + std::string(dtype_name(dtype)) + ".";
-  std::string name = prefix + std::to_string(aranges_.size());
-  bool known = false;
-  for (const auto& [table, n] : aranges_)
-    if (table.rfind(prefix, 0) == 0 && n == length) name = table, known = true;
-  if (!known) aranges_.emplace_back(name, length);
-  return read_at(name, dtype, at);
+  if (std::find(arange_lengths_.begin(), arange_lengths_.end(), length) == arange_lengths_.end())
+    arange_lengths_.push_back(length);
+  return read_at(kArange, DType::I64, at);
+}
+
+std::optional<sym::Expr> LoopNestBuilder::arange_length() const {
+  if (arange_lengths_.empty()) return std::nullopt;
+  sym::Expr n = arange_lengths_[0];
+  for (const sym::Expr& m : arange_lengths_) n = sym::Expr::max(n, m);
+  return n;
 }
 
 int LoopNestBuilder::integer_value(const sym::Expr& e) {
@@ -119,7 +124,7 @@ int LoopNestBuilder::integer_value(const sym::Expr& e) {
     if (!c) throw CompileError("index_expr " + e.str() + " (a size as an integer value)");
     return scalar(*c, DType::I64);
   }
-  if (sym::linear_in(e, axis_symbols_)) return iota(e, DType::I64);
+  if (sym::linear_in(e, axis_symbols_)) return iota(e);
   sym::Expr linear = 0;
   std::vector<int> parts;
   for (const sym::Term& t : e.terms()) {
@@ -137,7 +142,7 @@ int LoopNestBuilder::integer_value(const sym::Expr& e) {
       }
       int fv;
       if (!f.call) {
-        fv = iota(f.expr(), DType::I64);
+        fv = iota(f.expr());
       } else if (*f.call == sym::CallKind::Max && f.args[0] == -f.args[1]) {
         fv = compute("abs", {integer_value(f.args[0])});
       } else if (*f.call == sym::CallKind::Max || *f.call == sym::CallKind::Min) {

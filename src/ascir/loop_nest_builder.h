@@ -1,6 +1,7 @@
 // LoopNestBuilder: a Builder over a loop nest's kernel axes whose reads, writes and index values
 // are given by index expressions in the loop variables (the Inductor frontend's kernels).
 #pragma once
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,12 +15,15 @@ namespace af::ascir {
 /// computes index values by the bodies' own index expressions, and this class turns each into
 /// strides and an offset over the axes (or a CompileError with the reason it cannot).
 ///
-/// An index value (Inductor's index_expr) is computed, not stored: an affine index reads an
-/// arange table, a kernel input named "arange.<f32|i64>.<k>" whose element i is i (the caller
-/// passes one of at least the length aranges() lists), at that index; a decreasing one is the
-/// difference of two such reads; abs, min, max, sums and products of them compute in i64.
+/// An index value (Inductor's index_expr) is computed in i64, then cast, as Inductor computes
+/// it: an affine index reads the arange table, the kernel input kArange whose element i is i (the
+/// caller passes one of at least arange_length() elements), at that index; a decreasing one is
+/// the difference of two such reads; abs, min, max, sums and products of them compute in i64.
 class LoopNestBuilder : public Builder {
  public:
+  /// The name of the arange table input (an i64 tensor whose element i is i).
+  static constexpr const char* kArange = "af_arange";
+
   LoopNestBuilder(std::string name, LoopSpace space);
 
   const LoopSpace& space() const { return space_; }
@@ -45,19 +49,19 @@ class LoopNestBuilder : public Builder {
   sym::Expr count(const std::vector<int>& axes) const;
   /// reduce_mean of what `sum` sums when `sum` is a reduce_sum over `count` elements; else -1.
   int mean_of(int sum, const sym::Expr& count);
-  /// The arange tables read so far: input name and the length it must have at least.
-  const std::vector<std::pair<std::string, sym::Expr>>& aranges() const { return aranges_; }
+  /// The least length of the arange table the kernel reads; nullopt where it reads none.
+  std::optional<sym::Expr> arange_length() const;
 
  private:
   int read_at(const std::string& name, DType dtype, const sym::Linear& at);
-  int iota(const sym::Expr& e, DType dtype);  // e linear over the axes; f32 or i64 values
-  int integer_value(const sym::Expr& e);      // e over the axes, as i64 values
-  int arange_read(const sym::Linear& at, DType dtype);
+  int iota(const sym::Expr& e);           // e linear over the axes, as i64 values
+  int integer_value(const sym::Expr& e);  // e over the axes, as i64 values
+  int arange_read(const sym::Linear& at);
   std::vector<int> reduced_axes(int reduce) const;
 
   LoopSpace space_;
   std::vector<std::string> axis_symbols_;
-  std::vector<std::pair<std::string, sym::Expr>> aranges_;
+  std::vector<sym::Expr> arange_lengths_;  // of each read, distinct
 };
 
 }  // namespace af::ascir

@@ -277,7 +277,18 @@ def test_iotas_and_split_loops_are_ascir_kernels(fn, dynamic):
     for rec in compiled_graphs():
         assert rec.groups and all(g.kernel for g in rec.groups), [(g.nodes, g.reason) for g in rec.groups]
     text = "".join(g.ascir for r in compiled_graphs() for g in r.groups)
-    assert ("arange." in text) == (fn is rotary_from_positions)
+    assert ("af_arange" in text) == (fn is rotary_from_positions)
+
+
+def test_a_float_iota_past_2_to_the_24_rounds_as_eager():
+    """An f32 iota is the i64 index cast to f32 (Inductor's index_expr): exact below 2^24, and
+    past it rounded to nearest as eager's arange rounds."""
+    n = (1 << 24) + 7
+    fn = lambda x: torch.arange(n, dtype=torch.float32) * x  # noqa: E731
+    x = torch.ones(())
+    assert torch.equal(compile_inductor(fn)(x), fn(x))
+    (rec,) = compiled_graphs()
+    assert [g.kernel for g in rec.groups] == [True], [(g.nodes, g.reason) for g in rec.groups]
 
 
 def test_under_inductors_cpp_wrapper_every_group_stays_inductors():

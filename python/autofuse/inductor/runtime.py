@@ -76,22 +76,17 @@ class AscKernel:
         self.program, self.index = program, index
 
 
-_ARANGE_DTYPES = {"f32": torch.float32, "i64": torch.int64}
-_aranges: Dict[str, torch.Tensor] = {}
+_arange: List[torch.Tensor] = []
 
 
-def arange(length: int, dtype: str) -> torch.Tensor:
-    """A tensor of AscIR dtype `dtype` (f32 or i64) whose element i is i, of at least `length`
-    elements: the table an AscIR kernel reads an iota (Inductor's index_expr) from. One per
-    dtype and process, grown by doubling."""
-    table = _aranges.get(dtype)
-    if table is None or table.numel() < length:
+def arange(length: int) -> torch.Tensor:
+    """An int64 tensor whose element i is i, of at least `length` elements: the table an AscIR
+    kernel reads an iota (Inductor's index_expr) from. One per process, grown by doubling."""
+    if not _arange or _arange[0].numel() < length:
         with _lock:
-            table = _aranges.get(dtype)
-            if table is None or table.numel() < length:
-                n = max(1 << max(length - 1, 1).bit_length(), 1024)
-                table = _aranges[dtype] = torch.arange(n, dtype=_ARANGE_DTYPES[dtype])
-    return table
+            if not _arange or _arange[0].numel() < length:
+                _arange[:] = [torch.arange(max(1 << max(length - 1, 1).bit_length(), 1024), dtype=torch.int64)]
+    return _arange[0]
 
 
 def compile_pending(name: str = "inductor") -> int:

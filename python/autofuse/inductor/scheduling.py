@@ -15,9 +15,10 @@ import hashlib
 import json
 from typing import Any, Dict, List, Optional, Tuple
 
+from .. import _C
 from . import runtime
 from .torch_internals import CppScheduling, V
-from .trace import TracedGroup, arange_dtype, trace_group
+from .trace import TracedGroup, trace_group
 from .unsupported import Unsupported
 
 @dataclasses.dataclass
@@ -63,8 +64,6 @@ def _origins(nodes) -> List[str]:
 def _parts(nodes, bad) -> List[Tuple[List[Any], bool]]:
     """A failed group's nodes as (nodes, traceable) parts in an order that keeps every
     dependency (the core's split_group); `bad`: the names of nodes that cannot be kernels."""
-    from .. import _C
-
     desc = [([d.name for d in n.read_writes.reads], [b.get_name() for b in n.get_outputs()], n.get_name() not in bad)
             for n in nodes]
     return [([nodes[i] for i in part], ok) for part, ok in _C.split_group(desc)]
@@ -150,14 +149,9 @@ def make_scheduling(session: Session) -> type:
             keep = {b for b in written if not scheduler.can_buffer_be_removed_through_fusion(b, names)
                     or b in V.graph.get_output_names()}
             group = trace_group(nodes, keep)
-            for table, length in group.aranges.items():
-                if arange_dtype(table) == "f32" and V.graph.sizevars.optimization_hint(length, fallback=1 << 30) > 1 << 24:
-                    raise Unsupported(f"an f32 iota of {length} values (f32 is exact to 2^24)")
             # Named after its text, so the same group compiles to the same source (one JIT
             # cache entry) in every compile and process.
             rec.name = "af_" + hashlib.sha1(group.builder.finish()[0].encode()).hexdigest()[:12]
-            from .. import _C
-
             try:  # scheduled and printed once: compile_pending compiles this very kernel
                 group.kernel = session.schedule(group.builder, rec.name)
             except _C.CompileError as e:
@@ -173,8 +167,8 @@ def make_scheduling(session: Session) -> type:
                 V.graph.removed_buffers.add(b)
             real = V.graph.scheduler.mutation_real_name
             wrapper = V.graph.wrapper_code
-            ins = [f"arange({wrapper.codegen_python_sizevar(group.aranges[b])}, {arange_dtype(b)!r})"
-                   if b in group.aranges else real.get(b, b) for b in group.inputs]
+            ins = [f"arange({wrapper.codegen_python_sizevar(group.arange)})" if b == _C.LoopNestBuilder.ARANGE
+                   else real.get(b, b) for b in group.inputs]
             outs = [real.get(b, b) for b in group.outputs]
             symbols = group.symbols
             wrapper.add_import_once("from autofuse.inductor.runtime import AscKernel, arange")

@@ -16,7 +16,7 @@ Inductor's C++ backend. Tracing only reads the nodes: it has no effect on the sc
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import sympy
 import torch
@@ -25,16 +25,6 @@ from .. import _C
 from ..ir_nodes import dtype_name
 from .torch_internals import DefaultHandler, FloorDiv, ModularIndexing, V, inductor_config
 from .unsupported import Unsupported
-
-# The name prefix of the arange tables an iota reads (a kernel input the wrapper passes as
-# runtime.arange(length, dtype)): "arange.f32.0", "arange.i64.1", ...
-ARANGE = "arange."
-
-
-def arange_dtype(table: str) -> str:
-    """The AscIR dtype of arange table `table` ("arange.i64.0" -> "i64")."""
-    return table.split(".")[1]
-
 
 class Value(int):
     """A traced value: its id in the core's BodyOps."""
@@ -151,7 +141,7 @@ class TracedGroup:
     inputs: List[str]   # buffer names, data index order
     outputs: List[str]  # buffer names, output index order
     symbols: List[str]  # the size symbols the kernel uses, sorted
-    aranges: Dict[str, sympy.Expr]  # the arange tables among `inputs` -> their lengths
+    arange: Optional[sympy.Expr]  # the least length of the arange table it reads (None: none)
     kernel: Any = None  # the _C.ScheduledKernel, once the frontend has scheduled it
 
 
@@ -192,5 +182,5 @@ def trace_group(nodes: Sequence[Any], keep: Set[str]) -> TracedGroup:
             n._body(point, red)
     outputs = [buf for buf in ops.stored() if buf in keep]
     inputs, used = tracer._c("finish", [(buf, _dtype(V.graph.get_dtype(buf))) for buf in outputs])
-    aranges = {n: tracer._sympy(t) for n, t in ops.kernel.aranges()}
-    return TracedGroup(ops.kernel, inputs, outputs, used, aranges)
+    length = ops.kernel.arange_length()
+    return TracedGroup(ops.kernel, inputs, outputs, used, tracer._sympy(length) if length else None)
