@@ -240,17 +240,10 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
         program = _C.compile(
             tr.graph,
             dump_dir=dump_dir,
-            cache_dir=config.cache_dir,
-            cxx=config.cxx,
             enable_fusion=config.enable_fusion,
             flags=settings["flags"],
-            tuning_file=config.tuning_file(),
-            isa=config.isa,
-            sanitize=config.sanitize,
-            target=config.target,
-            cann=config.cann_version,
-            soc=config.ascend_soc,
             log=lambda line: logger.debug("%s: %s", name, line),
+            **config.compile_options(),
         )
     except (_C.CompileError, _C.ToolchainError) as e:
         if not config.fallback_on_error:

@@ -290,6 +290,13 @@ class CompilerConfig:
         except _C.FlagError as e:  # its message starts "AUTOFUSE_SANITIZE: "
             raise _C.FlagError(f"autofuse: option 'sanitize' / {e}") from None
 
+    def compile_options(self) -> Dict[str, str]:
+        """The keyword arguments every core compile takes from the config (_C.compile,
+        compile_kernels, compile_ascir)."""
+        return {"cache_dir": self.cache_dir, "cxx": self.cxx, "isa": self.isa, "sanitize": self.sanitize,
+                "target": self.target, "cann": self.cann_version, "soc": self.ascend_soc,
+                "tuning_file": self.tuning_file()}
+
     def tuning_file(self) -> str:
         """The tuning table's path when `tune` is on (in the JIT cache dir), else ""."""
         if not self.tune:

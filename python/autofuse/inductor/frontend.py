@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import itertools
 import threading
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Iterator, List
 
 import torch
 
@@ -49,13 +49,6 @@ _log: RecordLog[InductorGraphRecord] = RecordLog()
 compiled_graphs, reset_records, collect_records = _log.compiled_graphs, _log.reset_records, _log.collect_records
 
 
-def _options(config: CompilerConfig) -> Dict[str, str]:
-    return {"cache_dir": config.cache_dir, "cxx": config.cxx, "isa": config.isa,
-            "sanitize": config.sanitize, "target": config.target, "cann": config.cann_version,
-            "soc": config.ascend_soc,
-            "tuning_file": config.tuning_file()}
-
-
 @contextlib.contextmanager
 def _registered(session: Session) -> Iterator[None]:
     """AutofuseScheduling as the CPU Scheduling for the duration of the block, then Inductor's
@@ -80,7 +73,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
 
     def inner(gm: torch.fx.GraphModule, example_inputs: List[Any], **kwargs: Any) -> Any:
         name = f"i{next(_counter)}"
-        session = Session(_options(config), schedule)
+        session = Session(config.compile_options(), schedule)
         rec = InductorGraphRecord(name, session.groups)
 
         def inductors_own(e: Exception) -> Any:
@@ -108,12 +101,9 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: C
             return inductors_own(e)
         logger.info("autofuse: Inductor graph %s: %d of %d fusion groups are AscIR kernels",
                     name, len(rec.kernels), len(rec.groups))
-        directory = dumps.usable_dir(config.dump_dir)  # "" (after a warning) when unusable
-        if directory:
-            from .report import dump
+        from .report import dump
 
-            with dumps.guarded(directory):
-                dump(rec, directory)
+        dump(rec, dumps.usable_dir(config.dump_dir))  # "" (after a warning) when unusable: none
         return compiled
 
     with functorch_config.patch(enable_autograd_cache=False):

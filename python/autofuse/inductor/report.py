@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import os
 from typing import Any, List
 
+from .. import dumps
 from ..explain import human_bytes
 from .frontend import InductorGraphRecord
 from .scheduling import GroupRecord
@@ -68,12 +68,8 @@ class InductorReport:
 
 def dump(rec: InductorGraphRecord, directory: str) -> None:
     """Writes `<graph>.groups.txt` (the listing) and, per AscIR kernel, `<kernel>.ascir` and
-    `<kernel>.cpp` (its generated source) to `directory`."""
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, f"{rec.name}.groups.txt"), "w") as f:
-        f.write(str(InductorReport([rec])) + "\n")
+    `<kernel>.cpp` (its generated source) to `directory` ("": nothing)."""
+    dumps.write(directory, f"{rec.name}.groups.txt", str(InductorReport([rec])) + "\n")
     for g in rec.kernels:
-        with open(os.path.join(directory, f"{g.name}.ascir"), "w") as f:
-            f.write(g.ascir)
-        with open(os.path.join(directory, f"{g.name}.cpp"), "w") as f:
-            f.write(g.source)
+        dumps.write(directory, f"{g.name}.ascir", g.ascir)
+        dumps.write(directory, f"{g.name}.cpp", g.source)
