@@ -24,7 +24,7 @@ _MIN = (symfn.Min, sympy.Min)
 
 
 class Unsupported(ValueError):
-    """A size expression the Graph IR cannot express (rationals, unknown functions, ...)."""
+    """A size or index expression the core cannot express (rationals, unknown functions, ...)."""
 
 
 def to_size(v: Any) -> Optional[Size]:
@@ -71,6 +71,12 @@ def _text(e: Any, fn: Dict[str, str]) -> str:
         return "(" + "*".join([_text(e.base, fn)] * int(e.exp)) + ")"
     if isinstance(e, symfn.PowByNatural) and e.args[1].is_Integer and int(e.args[1]) > 0:
         return "(" + "*".join([_text(e.args[0], fn)] * int(e.args[1])) + ")"
+    if isinstance(e, symfn.ModularIndexing):  # (x // d) % m
+        x, d, m = (_text(a, fn) for a in e.args)
+        return fn["mod"].format(fn["floordiv"].format(x, d), m)
+    if isinstance(e, sympy.Abs):
+        x = _text(e.args[0], fn)
+        return fn["max"].format(x, f"-{x}")
     for types, name in ((_FLOORDIV, "floordiv"), (_MOD, "mod"), (_MAX, "max"), (_MIN, "min")):
         if isinstance(e, types):
             args = [_text(a, fn) for a in e.args]
@@ -86,7 +92,7 @@ _PY = {"floordiv": "({} // {})", "mod": "({} % {})", "max": "max({}, {})", "min"
 
 
 def ir_text(e: Size) -> str:
-    """The Graph IR text of a size (`sym::parse_expr` reads it)."""
+    """The core's text of a size or index expression (`sym::parse_expr` reads it)."""
     return _text(e, _IR)
 
 

@@ -19,7 +19,7 @@ from .. import _C
 from . import runtime
 from .torch_internals import CppScheduling, V
 from .trace import TracedGroup, trace_group
-from .unsupported import Unsupported
+from ..symbolic import Unsupported
 
 @dataclasses.dataclass
 class GroupRecord:
@@ -70,7 +70,7 @@ def _parts(nodes, bad) -> List[Tuple[List[Any], bool]]:
 
 
 def _reason(e: Exception) -> str:
-    return str(e) if isinstance(e, Unsupported) else f"{type(e).__name__}: {e}"
+    return str(e) if isinstance(e, (_C.CompileError, Unsupported)) else f"{type(e).__name__}: {e}"
 
 
 def _bytes_moved(group: TracedGroup) -> Optional[int]:
@@ -112,7 +112,7 @@ def make_scheduling(session: Session) -> type:
             rec.split = split
             try:
                 group, removed = self._trace(nodes, rec)
-            except Exception as e:  # Unsupported, or a tracer bug: this group is not ours
+            except Exception as e:  # CompileError (with its reason), or a tracer bug: not ours
                 return _reason(e)
             session.groups.append(rec)
             self._emit(rec, group, nodes, removed)
@@ -140,9 +140,9 @@ def make_scheduling(session: Session) -> type:
 
         def _trace(self, nodes, rec: GroupRecord):
             if V.graph.cpp_wrapper:
-                raise Unsupported("Inductor's C++ wrapper (cpp_wrapper, AOTInductor): the calls are Python")
+                raise _C.CompileError("Inductor's C++ wrapper (cpp_wrapper, AOTInductor): the calls are Python")
             if any(n.is_template() or n.is_extern() for n in nodes):
-                raise Unsupported("a template or extern kernel")
+                raise _C.CompileError("a template or extern kernel")
             scheduler = V.graph.scheduler
             names = {n.get_name() for n in nodes}
             written = [b.get_name() for n in nodes for b in n.get_outputs()]
@@ -155,7 +155,7 @@ def make_scheduling(session: Session) -> type:
             try:  # scheduled and printed once: compile_pending compiles this very kernel
                 group.kernel = session.schedule(group.builder, rec.name)
             except _C.CompileError as e:
-                raise Unsupported(f"autofuse cannot compile its AscIR: {str(e).splitlines()[0]}")
+                raise _C.CompileError(f"autofuse cannot compile its AscIR: {str(e).splitlines()[0]}") from None
             rec.ascir, rec.source, rec.target = group.kernel.ascir, group.kernel.source, group.kernel.target
             return group, [b for b in written if b not in keep]
 

@@ -7,10 +7,11 @@ mean in AscIR and builds the kernel in an `ascir::LoopNestBuilder`: the kernel a
 variable split by floordiv or modulo becomes digits), indices as strides and offsets, index
 values, loads of what the group wrote, gathers, welford and mean reductions, the dtype rule,
 broadcasting, CSE and the final cut. Here only the crossing: values are the core's ids,
-indices and sizes sym text (`expr_text`), dtypes AscIR names.
+indices and sizes sym text (`symbolic.ir_text`), dtypes AscIR names.
 
-Anything the core cannot build raises Unsupported with the reason: the node then stays with
-Inductor's C++ backend. Tracing only reads the nodes: it has no effect on the scheduler.
+Anything the core cannot build raises CompileError with the reason (an expression it cannot
+read, symbolic.Unsupported): the node then stays with Inductor's C++ backend. Tracing only reads
+the nodes: it has no effect on the scheduler.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import torch
 
 from .. import _C
 from ..ir_nodes import dtype_name
+from ..symbolic import ir_text
 from .torch_internals import DefaultHandler, FloorDiv, ModularIndexing, V, inductor_config
-from .unsupported import Unsupported
 
 class Value(int):
     """A traced value: its id in the core's BodyOps."""
@@ -32,34 +33,6 @@ class Value(int):
 
 def _dtype(dtype: torch.dtype) -> str:
     return dtype_name(dtype) or str(dtype).replace("torch.", "")
-
-
-def expr_text(e: sympy.Expr) -> str:
-    """A sympy index or size expression as sym/expr.h's text (what the core parses)."""
-    e = sympy.sympify(e)
-    if e.is_Integer:
-        return str(int(e))
-    if e.is_Symbol:
-        return e.name
-    if e.is_Add:
-        return " + ".join(expr_text(a) for a in e.args)
-    if e.is_Mul:
-        return "*".join(f"({expr_text(a)})" if a.is_Add else expr_text(a) for a in e.args)
-    if e.is_Pow and e.exp.is_Integer and int(e.exp) > 0:
-        return "*".join([f"({expr_text(e.base)})"] * int(e.exp))
-    name, args = type(e).__name__, [expr_text(a) for a in e.args]
-    if name == "FloorDiv":
-        return f"floordiv({args[0]}, {args[1]})"
-    if name == "ModularIndexing":  # (x // d) % m
-        return f"mod(floordiv({args[0]}, {args[1]}), {args[2]})"
-    if name == "Abs":
-        return f"max({args[0]}, -({args[0]}))"
-    if name in ("Max", "Min") and len(args) >= 2:  # nested two at a time
-        out = args[0]
-        for a in args[1:]:
-            out = f"{name.lower()}({out}, {a})"
-        return out
-    raise Unsupported(f"size expression {e} ({name}) has no AscIR form")
 
 
 class AscTracer(DefaultHandler):
@@ -71,19 +44,12 @@ class AscTracer(DefaultHandler):
         self.locals = {**symbols, "floordiv": FloorDiv, "mod": lambda a, m: ModularIndexing(a, 1, m),
                        "min": sympy.Min, "max": sympy.Max}
 
-    def _c(self, method: str, *args: Any) -> Any:
-        """A BodyOps call; its CompileError (a rule broken) as Unsupported."""
-        try:
-            return getattr(self.ops, method)(*args)
-        except _C.CompileError as e:
-            raise Unsupported(str(e)) from None
-
     def _id(self, a: Any) -> int:
         if isinstance(a, Value):
             return a
         if not isinstance(a, (bool, int, float)):
-            raise Unsupported(f"operand {a!r} ({type(a).__name__}) is not a traced value")
-        return self._c("number", a)
+            raise _C.CompileError(f"operand {a!r} ({type(a).__name__}) is not a traced value")
+        return self.ops.number(a)
 
     def _sympy(self, text: str) -> sympy.Expr:
         """The core's size text as a sympy expression over the graph's own symbols."""
@@ -91,45 +57,45 @@ class AscTracer(DefaultHandler):
 
     def _default(self, name: str, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         if kwargs:
-            raise Unsupported(f"op {name} has no AscIR kernel form")
-        return Value(self._c("op", name, [self._id(a) for a in args]))
+            raise _C.CompileError(f"op {name} has no AscIR kernel form")
+        return Value(self.ops.op(name, [self._id(a) for a in args]))
 
     def constant(self, value: Any, dtype: torch.dtype) -> Value:
-        return Value(self._c("constant", value, _dtype(dtype)))
+        return Value(self.ops.constant(value, _dtype(dtype)))
 
     def index_expr(self, expr: sympy.Expr, dtype: torch.dtype) -> Value:
-        return Value(self._c("index_expr", expr_text(expr), _dtype(dtype)))
+        return Value(self.ops.index_expr(ir_text(expr), _dtype(dtype)))
 
     def to_dtype(self, x: Any, dtype: torch.dtype, src_dtype: Any = None, use_compute_types: bool = True) -> Value:
-        return Value(self._c("to_dtype", self._id(x), _dtype(dtype), use_compute_types))
+        return Value(self.ops.to_dtype(self._id(x), _dtype(dtype), use_compute_types))
 
     def load(self, name: str, index: sympy.Expr) -> Value:
-        return Value(self._c("load", name, _dtype(V.graph.get_dtype(name)), expr_text(index)))
+        return Value(self.ops.load(name, _dtype(V.graph.get_dtype(name)), ir_text(index)))
 
     def indirect_indexing(self, index: Any, size: Any, check: bool = True, wrap_neg: bool = True) -> Any:
         """A symbol standing for the index value in the load/store indices that follow (a load
         by it is a gather, whose index the kernel checks)."""
-        return sympy.Symbol(self._c("indirect_indexing", self._id(index), expr_text(size), wrap_neg), integer=True)
+        return sympy.Symbol(self.ops.indirect_indexing(self._id(index), ir_text(size), wrap_neg), integer=True)
 
     def check_bounds(self, expr: sympy.Expr, size: Any, lower: bool, upper: bool) -> None:
         """Inductor's bound check of an index it turned from a gather into affine indexing:
         proven here over the loop ranges (a gather's index is checked by the kernel)."""
-        bounds = self._c("bounds", expr_text(expr))
+        bounds = self.ops.bounds(ir_text(expr))
         if bounds is None:
             return
         lo, hi = (self._sympy(t) for t in bounds)
         known = V.graph.sizevars.statically_known_true
         if (lower and not known(sympy.Ge(lo, 0))) or (upper and not known(sympy.Lt(hi, size))):
-            raise Unsupported(f"an index {expr} that Inductor checks against {size} at run time")
+            raise _C.CompileError(f"an index {expr} that Inductor checks against {size} at run time")
 
     def store(self, name: str, index: sympy.Expr, value: Any, mode: Any = None) -> None:
-        self._c("store", name, expr_text(index), self._id(value), "" if mode is None else str(mode))
+        self.ops.store(name, ir_text(index), self._id(value), "" if mode is None else str(mode))
 
     def store_reduction(self, name: str, index: sympy.Expr, value: Any) -> None:
         self.store(name, index, value)
 
     def reduction(self, dtype: torch.dtype, src_dtype: torch.dtype, reduction_type: str, value: Any) -> Any:
-        out = [Value(v) for v in self._c("reduction", reduction_type, self._id(value))]
+        out = [Value(v) for v in self.ops.reduction(reduction_type, self._id(value))]
         return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -153,7 +119,7 @@ def group_ranges(nodes: Sequence[Any]) -> List[sympy.Expr]:
     ranges = max(full, key=len)
     for r in full:
         if any(sympy.simplify(a - b) != 0 for a, b in zip(r, ranges)):
-            raise Unsupported(f"the nodes' loop ranges differ ({list(ranges)} vs {r})")
+            raise _C.CompileError(f"the nodes' loop ranges differ ({list(ranges)} vs {r})")
     return list(ranges)
 
 
@@ -169,11 +135,8 @@ def trace_group(nodes: Sequence[Any], keep: Set[str]) -> TracedGroup:
 
     exprs = [sympy.sympify(e) for n in nodes for e in n._body.indexing_from_args(loop_vars(n)).values()]
     symbols = {s.name: s for e in [*ranges, *exprs] for s in sympy.sympify(e).free_symbols}
-    try:
-        ops = _C.BodyOps([v.name for v in pvars], [expr_text(r) for r in ranges], [expr_text(e) for e in exprs],
-                         bool(inductor_config.emulate_precision_casts))
-    except _C.CompileError as e:
-        raise Unsupported(str(e)) from None
+    ops = _C.BodyOps([v.name for v in pvars], [ir_text(r) for r in ranges], [ir_text(e) for e in exprs],
+                     bool(inductor_config.emulate_precision_casts))
     tracer = AscTracer(ops, symbols)
     for n in nodes:
         point, red = loop_vars(n)
@@ -181,6 +144,6 @@ def trace_group(nodes: Sequence[Any], keep: Set[str]) -> TracedGroup:
         with V.set_ops_handler(tracer):
             n._body(point, red)
     outputs = [buf for buf in ops.stored() if buf in keep]
-    inputs, used = tracer._c("finish", [(buf, _dtype(V.graph.get_dtype(buf))) for buf in outputs])
+    inputs, used = ops.finish([(buf, _dtype(V.graph.get_dtype(buf))) for buf in outputs])
     length = ops.kernel.arange_length()
     return TracedGroup(ops.kernel, inputs, outputs, used, tracer._sympy(length) if length else None)
