@@ -12,9 +12,12 @@ namespace {
 
 using Kind = BodyValue::Kind;
 
-/// Inductor's op names the registry spells otherwise (bitwise_* are traced on bools only).
+/// Inductor's op names the registry spells otherwise (bitwise_* only on bools; and_ and or_ are
+/// what logical_and and logical_or lower to, on bools).
 const std::map<std::string, std::string, std::less<>> kRenamed = {
     {"truediv", "div"},
+    {"and_", "logical_and"},
+    {"or_", "logical_or"},
     {"bitwise_and", "logical_and"},
     {"bitwise_or", "logical_or"},
     {"bitwise_xor", "logical_xor"},
@@ -162,8 +165,11 @@ int BodyOps::op(const std::string& name, const std::vector<int>& args) {
   if (name == "square" && args.size() == 1) return compute("mul", {args[0], args[0]}, "mul");
   if (name == "fma" && args.size() == 3)
     return compute("add", {compute("mul", {args[0], args[1]}, "mul"), args[2]}, "add");
-  auto renamed = kRenamed.find(name);
-  const std::string kind = renamed == kRenamed.end() ? name : renamed->second;
+  bool bools = true;
+  for (int a : args) bools = bools && value(a).dtype == "bool";
+  auto renamed = kRenamed.find(name);  // bitwise_* of integers are the registry's own kinds
+  const bool rename = renamed != kRenamed.end() && (bools || name.rfind("bitwise_", 0) != 0);
+  const std::string kind = rename ? renamed->second : name;
   const graph::OpDef* def = graph::find_op(kind);
   if (!def || def->cls != graph::OpClass::Elementwise)
     throw CompileError("op " + name + " has no AscIR kernel form");

@@ -43,6 +43,13 @@ TEST(BodyOps, InductorsOpNamesAreRegistryKinds) {
   EXPECT_EQ(o.value(y).dtype, "f32");  // bf16 computes in f32
   EXPECT_NE(reason([&] { o.op("frexp", {x}); }).find("op frexp has no AscIR kernel form"),
             std::string::npos);
+  // and_ / or_ (logical ops lowered) and bitwise_* on bools are the logical kinds; bitwise_* on
+  // integers stay bitwise.
+  int p = o.op("gt", {x, o.number(0.0, false)}), q = o.op("lt", {x, o.number(1.0, false)});
+  EXPECT_EQ(o.kernel().node(o.value(o.op("and_", {p, q})).node).op, "logical_and");
+  EXPECT_EQ(o.kernel().node(o.value(o.op("bitwise_or", {p, q})).node).op, "logical_or");
+  int i = o.load("ids", "i64", parse_expr("r"));
+  EXPECT_EQ(o.kernel().node(o.value(o.op("bitwise_and", {i, i})).node).op, "bitwise_and");
 }
 
 TEST(BodyOps, ConstantsOfDtypesKernelsDoNotComputeWaitForACast) {

@@ -16,10 +16,10 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from .. import _C
+from ..symbolic import Unsupported
 from . import runtime
 from .torch_internals import CppScheduling, V
 from .trace import TracedGroup, trace_group
-from ..symbolic import Unsupported
 
 @dataclasses.dataclass
 class GroupRecord:
