@@ -152,6 +152,13 @@ std::string loop_extent(const KernelContext& k, IndexDeriver& idx, int a) {
   return size_var(a);
 }
 
+sym::Expr lane_stride(const KernelContext& k, const AscNode& n) {
+  sym::Expr s = 0;
+  for (size_t d = 0; d < n.out.axes.size(); ++d)
+    if (n.out.axes[d] == k.vec || n.out.axes[d] == k.vec_parent) s = s + n.out.strides[d];
+  return s;
+}
+
 std::string tile_base_offset(const KernelContext& k, IndexDeriver& idx, const AscNode& n) {
   const AscGraph& g = *k.g;
   std::string e = cpp_expr(k, n.out.offset);

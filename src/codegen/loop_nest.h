@@ -96,6 +96,9 @@ class IndexDeriver {
 /// (every emitted source defines af_min).
 std::string loop_extent(const KernelContext& k, IndexDeriver& idx, int a);
 
+/// The coefficient of the vectorized index in data/store node `n`'s element offset.
+sym::Expr lane_stride(const KernelContext& k, const ascir::AscNode& n);
+
 /// Element offset (C) of data/store node `n` where the vectorized index is 0 and the other
 /// axes are at the indices `idx` knows. Fails naming `n` when an axis index cannot be derived
 /// or depends on the vectorized index other than linearly.

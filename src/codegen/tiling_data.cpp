@@ -3,6 +3,16 @@
 
 namespace af::codegen {
 
+std::vector<TilingField> nest_tiling_fields(const KernelContext& k,
+                                            const std::string& tile_comment) {
+  std::vector<TilingField> fields;
+  for (const auto& name : k.size_symbols)
+    fields.push_back({"int64_t", k.sym_var.at(name), "size symbol " + name});
+  fields.push_back({"int64_t", k.sym_var.at(k.tile_param), tile_comment});
+  fields.push_back({"int64_t", k.sym_var.at(k.block_param), "tiles per block"});
+  return fields;
+}
+
 std::string tiling_data_struct(const std::string& kernel, const std::vector<TilingField>& fields) {
   std::string s = "struct " + kernel + "_TilingData {\n  af_tiling_header header;\n";
   for (const TilingField& f : fields)

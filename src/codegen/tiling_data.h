@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "codegen/loop_nest.h"
+
 namespace af::codegen {
 
 /// One field of a TilingData struct after the header: its C type, name and comment ("" none).
@@ -13,6 +15,11 @@ struct TilingField {
   std::string name;
   std::string comment;
 };
+
+/// The fields every loop nest's TilingData starts with: its size symbols, then its tile and block
+/// parameters (`tile_comment` says what the tile is on the target).
+std::vector<TilingField> nest_tiling_fields(const KernelContext& k,
+                                            const std::string& tile_comment);
 
 /// `struct <kernel>_TilingData { af_tiling_header header; <fields> };` and the static_assert
 /// that it fits AF_MAX_TILING_DATA_BYTES.

@@ -43,14 +43,6 @@ double scalar_value(const AscNode& n) {
   return NAN;
 }
 
-/// Coefficient of the vectorized index in data/store node n's element offset.
-sym::Expr lane_stride(const KernelContext& k, const AscNode& n) {
-  sym::Expr s = 0;
-  for (size_t d = 0; d < n.out.axes.size(); ++d)
-    if (n.out.axes[d] == k.vec || n.out.axes[d] == k.vec_parent) s = s + n.out.strides[d];
-  return s;
-}
-
 /// Data nodes of k loaded along the vectorized axis: each takes a VECIN queue.
 int queued_inputs(const KernelContext& k) {
   const AscGraph& g = *k.g;

@@ -20,9 +20,6 @@ std::string float_literal(double v);
 /// The `value` attribute of a scalar node (NaN when absent).
 double scalar_value(const ascir::AscNode& n);
 
-/// Coefficient of the vectorized index in data/store node n's element offset.
-sym::Expr lane_stride(const KernelContext& k, const ascir::AscNode& n);
-
 /// Data nodes of k loaded along the vectorized axis: each takes a VECIN queue.
 int queued_inputs(const KernelContext& k);
 

@@ -7,11 +7,7 @@
 namespace af::codegen {
 
 std::string ascendc_tiling_data(const KernelContext& k) {
-  std::vector<TilingField> fields;
-  for (const auto& name : k.size_symbols)
-    fields.push_back({"int64_t", k.sym_var.at(name), "size symbol " + name});
-  fields.push_back({"int64_t", k.sym_var.at(k.tile_param), "elements per UB tile"});
-  fields.push_back({"int64_t", k.sym_var.at(k.block_param), "tiles per block"});
+  std::vector<TilingField> fields = nest_tiling_fields(k, "elements per UB tile");
   return tiling_data_struct(k.name, fields);
 }
 

@@ -57,14 +57,7 @@ class KernelPrinter {
       for (int in : g_.nodes[i].inputs) users_[in].push_back(static_cast<int>(i));
     for (size_t i = 0; i < n; ++i) {
       const AscNode& node = g_.nodes[i];
-      if (node.op == "data" || node.op == "store") {
-        sym::Expr s = 0;
-        for (size_t d = 0; d < node.out.axes.size(); ++d) {
-          int a = node.out.axes[d];
-          if (a == k_.vec || a == k_.vec_parent) s = s + node.out.strides[d];
-        }
-        lane_stride_[i] = s;
-      }
+      if (node.op == "data" || node.op == "store") lane_stride_[i] = lane_stride(k_, node);
       var_[i] = "v" + std::to_string(i);
       if (node.op == "data" || node.op == "output") continue;
       if (node.op == "scalar") {

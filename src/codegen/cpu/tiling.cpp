@@ -23,11 +23,7 @@ sym::Expr store_bytes(const ascir::AscGraph& g) {
 
 /// K's TilingData: its size symbols, then tile, block and the streaming-store switch.
 std::string cpu_tiling_data(const KernelContext& k) {
-  std::vector<TilingField> fields;
-  for (const auto& name : k.size_symbols)
-    fields.push_back({"int64_t", k.sym_var.at(name), "size symbol " + name});
-  fields.push_back({"int64_t", k.sym_var.at(k.tile_param), "tile size (elements)"});
-  fields.push_back({"int64_t", k.sym_var.at(k.block_param), "tiles per block"});
+  std::vector<TilingField> fields = nest_tiling_fields(k, "tile size (elements)");
   fields.push_back({"int64_t", "stream_stores", "1: full output vectors use non-temporal stores"});
   return tiling_data_struct(k.name, fields);
 }
