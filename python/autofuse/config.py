@@ -182,7 +182,9 @@ class CompilerConfig:
                                             "") or "ascendc": Ascend C for every kernel the Ascend C
                                             emitter prints, built and run against ascendc_emu,
                                             which checks the device's rules (docs/ascendc.md);
-                                            the rest stay C++.
+                                            the rest stay C++. ("cuda" is printed by autofuse-opt
+                                            only, not yet built: a graph compiled for it runs
+                                            eagerly with the reason; docs/cuda.md.)
       cann_version     AUTOFUSE_CANN_VERSION the CANN release whose Ascend C API spelling the
                                             ascendc target writes where releases differ: "8"
                                             or "9" ("" = the spelling both accept, the

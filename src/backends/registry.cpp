@@ -3,6 +3,7 @@
 
 #include "codegen/ascendc/backend.h"
 #include "codegen/cpu/backend.h"
+#include "codegen/cuda/backend.h"
 #include "support/error.h"
 
 namespace af::backends {
@@ -12,6 +13,7 @@ const std::vector<const codegen::Backend*>& all_backends() {
   static const std::vector<const codegen::Backend*> backends = {
       &codegen::cpu_backend(),
       &codegen::ascendc_backend(),
+      &codegen::cuda_backend(),
   };
   return backends;
 }

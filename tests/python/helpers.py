@@ -8,6 +8,21 @@ import autofuse
 from autofuse._C import StepKind
 
 
+def autofuse_opt() -> str:
+    """The autofuse-opt of this build (the installed package's, else the build tree's)."""
+    import pathlib
+    import shutil
+
+    import pytest
+
+    installed = pathlib.Path(autofuse.__file__).parent / "bin" / "autofuse-opt"
+    built = pathlib.Path(__file__).resolve().parents[2] / "build" / "py" / "autofuse-opt"
+    for p in (installed, built):
+        if p.exists():
+            return str(p)
+    return shutil.which("autofuse-opt") or pytest.skip("no autofuse-opt")
+
+
 def compile_fn(fn, config=None, **kwargs):
     """torch.compile(fn) with autofuse and static shapes (each test shape is its own graph)."""
     backend = autofuse.get_backend(config) if config is not None else "autofuse"

@@ -57,8 +57,8 @@ BAD_OPTIONS = [
     ({"isa": "sse2"}, r"unknown isa 'sse2'.*valid values: ''.*'scalar'"),
     ({"isa": " avx2"}, r"unknown isa ' avx2'.*did you mean 'avx2'"),
     ({"target": "AscendC"}, r"unknown target 'AscendC' \(option 'target' / AUTOFUSE_TARGET\); "
-                            r"valid values: '' \(cpu\), 'cpu', 'ascendc'; .*did you mean 'ascendc'\?"),
-    ({"target": "cuda"}, r"unknown target 'cuda'.*valid values: '' \(cpu\), 'cpu', 'ascendc'$"),
+                            r"valid values: '' \(cpu\), 'cpu', 'ascendc', 'cuda'; .*did you mean 'ascendc'\?"),
+    ({"target": "tpu"}, r"unknown target 'tpu'.*valid values: '' \(cpu\), 'cpu', 'ascendc', 'cuda'$"),
     ({"frontend": "xla"}, r"unknown frontend 'xla'.*valid values: 'autofuse', 'inductor'"),
     ({"tune": "no"}, r"option 'tune' / AUTOFUSE_TUNE must be a bool: True or False; got 'no' \(str\)"),
     ({"pack_weights": "false"}, r"option 'pack_weights' / AUTOFUSE_PACK_WEIGHTS must be a bool.*got 'false'"),
@@ -85,7 +85,7 @@ def test_bad_setting_is_refused_when_the_backend_is_made(options, message):
 
 @pytest.mark.parametrize("var, value, message", [
     ("AUTOFUSE_ISA", "AVX2", r"unknown isa 'AVX2' \(option 'isa' / AUTOFUSE_ISA\).*did you mean 'avx2'"),
-    ("AUTOFUSE_TARGET", "cuda", r"unknown target 'cuda' \(option 'target' / AUTOFUSE_TARGET\)"),
+    ("AUTOFUSE_TARGET", "tpu", r"unknown target 'tpu' \(option 'target' / AUTOFUSE_TARGET\)"),
     ("AUTOFUSE_FRONTEND", "xla", r"unknown frontend 'xla'"),
     ("AUTOFUSE_TUNE", "maybe", r"bad value 'maybe' for the environment variable AUTOFUSE_TUNE; valid values: 1, true, "
                                r"yes, on \(on\), 0, false, no, off \(off\)"),

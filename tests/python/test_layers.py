@@ -46,7 +46,7 @@ def test_a_target_is_named_in_one_registration_file():
     src/backends/registry.cpp (the headers its kernels include live in src/runtime/include)."""
     backends = [d for d in os.listdir(os.path.join(ROOT, "src", "codegen"))
                 if os.path.isfile(os.path.join(ROOT, "src", "codegen", d, "backend.h"))]
-    assert sorted(backends) == ["ascendc", "cpu"]
+    assert sorted(backends) == ["ascendc", "cpu", "cuda"]
     for target in backends:
         pattern = re.compile(rf'#include "codegen/{target}/|\b{target}_backend\(')
         users = []

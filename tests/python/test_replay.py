@@ -6,28 +6,17 @@ with the default flags, as the runtime does). Over the acceptance models' graphs
 backward (a training step): BERT, GPT-2, Llama, T5 and ViT (`make test` runs Llama and T5;
 AUTOFUSE_ALL_MODELS=1 all five)."""
 import os
-import pathlib
-import shutil
 import subprocess
 
 import pytest
 import torch
 
 import autofuse
+from helpers import autofuse_opt
 from test_dynamic_models import ALL_MODELS, _build, _forward, _inputs
 
 STAGES = [("lower", "text", "lowered.txt"), ("fuse", "text", "fused.txt"), ("schedule", "text", "scheduled.txt"),
           ("codegen", "text", "cpp"), ("schedule", "dot", "fused.dot")]
-
-
-def _opt() -> str:
-    """The autofuse-opt of this build (the installed package's, else the build tree's)."""
-    installed = pathlib.Path(autofuse.__file__).parent / "bin" / "autofuse-opt"
-    built = pathlib.Path(__file__).resolve().parents[2] / "build" / "py" / "autofuse-opt"
-    for p in (installed, built):
-        if p.exists():
-            return str(p)
-    return shutil.which("autofuse-opt") or pytest.skip("no autofuse-opt")
 
 
 @pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "t5", "vit"] if ALL_MODELS else ["llama", "t5"])
@@ -44,7 +33,7 @@ def test_every_dumped_stage_replays(name, tmp_path):
             dumped = tmp_path / f"{stem}.{suffix}"
             if not dumped.exists():  # a graph with no kernel has no codegen dump
                 continue
-            r = subprocess.run([_opt(), f"--passes={stage}", f"--emit={emit}", str(ir)], capture_output=True,
+            r = subprocess.run([autofuse_opt(), f"--passes={stage}", f"--emit={emit}", str(ir)], capture_output=True,
                                text=True, env={k: v for k, v in os.environ.items() if not k.startswith("AUTOFUSE_")})
             assert r.returncode == 0, f"{stem} --passes={stage}: {r.stderr}"
             assert r.stdout == dumped.read_text(), f"{stem}: autofuse-opt --passes={stage} --emit={emit} differs from {suffix}"

@@ -1,8 +1,20 @@
 /* autofuse kernel ABI: what generated kernel sources export and what the runtime calls.
- * Plain C so any emitter (CPU C++, later Ascend C / CUDA host stubs) can implement it. */
+ * Plain C so any emitter (CPU C++, Ascend C, CUDA) can implement it; NVRTC compiles it too. */
 #ifndef AUTOFUSE_ABI_H
 #define AUTOFUSE_ABI_H
+#ifdef __CUDACC_RTC__
+/* NVRTC compiles device code with no C library: the fixed-width types the headers use. */
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#else
 #include <stdint.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {

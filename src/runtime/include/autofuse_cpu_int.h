@@ -4,12 +4,10 @@
 #ifndef AUTOFUSE_CPU_INT_H
 #define AUTOFUSE_CPU_INT_H
 
-#include <stdint.h>
-
-#include "autofuse_abi.h"
+#include "autofuse_abi.h" /* and the fixed-width integer types */
 
 /* AF_DEVICE qualifies the helpers for a device compiler: Ascend C sources define it as
- * __aicore__ before including this header. */
+ * __aicore__ before including this header, CUDA sources (NVRTC) as __device__. */
 #ifndef AF_DEVICE
 #define AF_DEVICE
 #endif
