@@ -7,7 +7,8 @@
 
 namespace af::codegen {
 
-/// The cuda Backend (registered as "cuda"): elementwise kernels printed as CUDA C++ (kernel.h)
+/// The cuda Backend (registered as "cuda"): elementwise and row-reduction (reduce_inner) kernels
+/// printed as CUDA C++ (kernel.h)
 /// inside a host source holding their tiling functions and, as the string af_cuda_source, the
 /// device code NVRTC compiles for the GPU (option arch). Kernels it has no form for give their
 /// reason. Built and launched: not yet (toolchain() refuses with the reason).

@@ -46,19 +46,31 @@ std::string literal(const AscNode& n) {
 
 std::string cuda_kernel_reason(const AscGraph& g) {
   if (!g.schedule) return "the kernel is not scheduled";
-  if (g.schedule->family != ascir::ScheduleFamily::Elementwise)
-    return "a " + std::string(ascir::name(g.schedule->family)) +
-           " kernel (the CUDA target prints elementwise kernels so far)";
+  const ascir::ScheduleFamily family = g.schedule->family;
+  if (family == ascir::ScheduleFamily::ReduceOuter)
+    return "a reduce_outer kernel (the CUDA target prints elementwise and reduce_inner kernels so "
+           "far)";
   for (const AscNode& n : g.nodes) {
     if (!cuda_lane_type(n.out.dtype))
       return "%" + n.name + " is " + std::string(dtype_name(n.out.dtype)) +
              ", which CUDA kernels do not compute";
     if (n.op == "load" && n.inputs.size() == 2) return "%" + n.name + " is a gather";
     const graph::OpDef* def = graph::find_op(n.op);
+    if (graph::is_reduce_op(n.op) && (!cuda_reduce_form(n.op) || n.out.dtype != DType::F32))
+      return "%" + n.name + ": no CUDA form of " + n.op + " on " +
+             std::string(dtype_name(n.out.dtype));
     if (!def || def->cls != graph::OpClass::Elementwise) continue;
     const DType t = operand_dtype(g, n);
     if (!cuda_lane_type(t) || !cuda_op_expr(n.op, t, placeholder_args(n.inputs.size()), n.attrs))
       return "%" + n.name + ": no CUDA form of " + n.op + " on " + std::string(dtype_name(t));
+  }
+  try {
+    KernelContext k = analyze_kernel(g, kernel_c_name(g.name));
+    if (family == ascir::ScheduleFamily::ReduceInner &&
+        (k.nest.size() != 4 || !reduced_loops(k).empty()))
+      return "a reduce_inner kernel over several reduced dims (the CUDA target reduces one)";
+  } catch (const CompileError& e) {
+    return e.what();
   }
   return "";
 }
@@ -93,96 +105,214 @@ std::string cuda_tiling_function(const KernelContext& k) {
   return f;
 }
 
-std::string cuda_kernel_function(const KernelContext& k) {
-  const AscGraph& g = *k.g;
-  std::vector<std::string> lines;
-  auto line = [&](int depth, const std::string& s) {
-    lines.push_back(std::string(2 * static_cast<size_t>(depth), ' ') + s);
-  };
-  std::string params = "const " + k.name + "_TilingData td";
-  for (int i : g.data_nodes())
-    params += ", const " + *cuda_storage_type(g.nodes[static_cast<size_t>(i)].out.dtype) +
-              "* __restrict__ in" + index_attr(g.nodes[static_cast<size_t>(i)]);
-  for (int i : g.output_nodes())
-    params += ", " + *cuda_storage_type(g.nodes[static_cast<size_t>(i)].out.dtype) +
-              "* __restrict__ out" + index_attr(g.nodes[static_cast<size_t>(i)]);
-  line(0, "extern \"C\" __global__ void " + k.name + "_kernel(" + params + ") {");
-  for (const auto& [name, var] : k.sym_var) line(1, "const int64_t " + var + " = td." + var + ";");
-  for (const auto& a : g.axes)
-    line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k, a.size) + ";  // " + a.name);
-  const std::string bo = "i" + std::to_string(k.block_outer);
-  line(1, "for (int64_t " + bo + " = blockIdx.x; " + bo + " < td.header.block_dim; " + bo +
-              " += gridDim.x) {  // " + g.axis(k.block_outer).name);
-  IndexDeriver idx(g, &lines, "    ");
-  idx.set(k.block_outer, bo);
-  int depth = 2;
-  for (size_t l = 1; l + 1 < k.nest.size(); ++l) {
-    const int a = k.nest[l];
-    idx.set_indent(std::string(2 * static_cast<size_t>(depth), ' '));
+namespace {
+
+/// Prints the __global__ function of one KernelContext: an elementwise nest, or a reduce_inner
+/// nest whose rows the threads of a thread block share (one pass over the row per stage of the
+/// kernel's ReducePlan, each pass's reductions joined across the block).
+class KernelPrinter {
+ public:
+  explicit KernelPrinter(const KernelContext& k)
+      : k_(k),
+        g_(*k.g),
+        idx_(*k.g, &lines_, ""),
+        var_(k.g->nodes.size()),
+        base_(k.g->nodes.size()) {
+    for (size_t i = 0; i < var_.size(); ++i) var_[i] = "v" + std::to_string(i);
+  }
+
+  std::string print() {
+    std::string params = "const " + k_.name + "_TilingData td";
+    for (int i : g_.data_nodes())
+      params += ", const " + *cuda_storage_type(node(i).out.dtype) + "* __restrict__ in" +
+                index_attr(node(i));
+    for (int i : g_.output_nodes())
+      params +=
+          ", " + *cuda_storage_type(node(i).out.dtype) + "* __restrict__ out" + index_attr(node(i));
+    line(0, "extern \"C\" __global__ void " + k_.name + "_kernel(" + params + ") {");
+    for (const auto& [name, var] : k_.sym_var)
+      line(1, "const int64_t " + var + " = td." + var + ";");
+    for (const auto& a : g_.axes)
+      line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
+    const std::string bo = "i" + std::to_string(k_.block_outer);
+    line(1, "for (int64_t " + bo + " = blockIdx.x; " + bo + " < td.header.block_dim; " + bo +
+                " += gridDim.x) {  // " + g_.axis(k_.block_outer).name);
+    idx_.set(k_.block_outer, bo);
+    depth_ = 2;
+    if (k_.plan.full.empty()) {
+      tile_loops(1, [&] { nodes([](size_t) { return true; }); });
+    } else {
+      reduce_rows();
+    }
+    for (; depth_ > 0; --depth_) line(depth_ - 1, "}");
+    std::string out;
+    for (const std::string& l : lines_) out += l + "\n";
+    return out;
+  }
+
+ private:
+  const AscNode& node(int i) const { return g_.nodes.at(static_cast<size_t>(i)); }
+  void line(int depth, const std::string& s) {
+    lines_.push_back(std::string(2 * static_cast<size_t>(depth), ' ') + s);
+  }
+  void open_loop(IndexDeriver& idx, int a) {
+    idx.set_indent(std::string(2 * static_cast<size_t>(depth_), ' '));
     const std::string var = "i" + std::to_string(a);
-    line(depth, "for (int64_t " + var + " = 0; " + var + " < " + loop_extent(k, idx, a) + "; ++" +
-                    var + ") {  // " + g.axis(a).name);
+    line(depth_, "for (int64_t " + var + " = 0; " + var + " < " + loop_extent(k_, idx, a) + "; ++" +
+                     var + ") {  // " + g_.axis(a).name);
     idx.set(a, var);
-    ++depth;
+    ++depth_;
   }
-  idx.set_indent(std::string(2 * static_cast<size_t>(depth), ' '));
-  idx.set(k.vec, "0", true);
-  line(depth, "const int64_t n = " + loop_extent(k, idx, k.vec) + ";  // elements of this tile");
-  std::vector<std::string> base(g.nodes.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const AscNode& n = g.nodes[i];
-    if (n.op != "data" && n.op != "store") continue;
-    base[i] = "b" + std::to_string(i);
-    line(depth,
-         "const int64_t " + base[i] + " = " + tile_base_offset(k, idx, n) + ";  // %" + n.name);
+  void close() { line(--depth_, "}"); }
+
+  /// The loops of the nest from level `from` to the tile, then `body` per element of the tile
+  /// (its threads striding over it), the data and store bases of the tile before it. The indices
+  /// derived inside are the loops' own: each call starts from what the enclosing scope knows.
+  template <typename Body>
+  void tile_loops(size_t from, Body body) {
+    const int outer = depth_;
+    IndexDeriver idx = idx_;
+    for (size_t l = from; l + 1 < k_.nest.size(); ++l) open_loop(idx, k_.nest[l]);
+    idx.set_indent(std::string(2 * static_cast<size_t>(depth_), ' '));
+    idx.set(k_.vec, "0", true);
+    line(depth_,
+         "const int64_t n = " + loop_extent(k_, idx, k_.vec) + ";  // elements of this tile");
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      if ((n.op != "data" && n.op != "store") || n.sched_axes != k_.nest) continue;
+      base_[i] = "b" + std::to_string(i);
+      line(depth_,
+           "const int64_t " + base_[i] + " = " + tile_base_offset(k_, idx, n) + ";  // %" + n.name);
+    }
+    line(depth_++, "for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {");
+    body();
+    while (depth_ > outer) close();
   }
-  line(depth, "for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {");
-  ++depth;
-  std::vector<std::string> var(g.nodes.size());
-  auto at = [&](size_t data) {
-    const sym::Expr ls = lane_stride(k, g.nodes[data]);
-    if (ls == sym::Expr(0)) return base[data];
-    return base[data] + " + j" + (ls == sym::Expr(1) ? "" : " * " + cpp_expr(k, ls));
-  };
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const AscNode& n = g.nodes[i];
-    var[i] = "v" + std::to_string(i);
+
+  /// The element a data or store node addresses: its tile base, plus j times its lane stride.
+  std::string at(size_t i) const {
+    const sym::Expr ls = lane_stride(k_, g_.nodes[i]);
+    if (ls == sym::Expr(0)) return base_[i];
+    return base_[i] + " + j" + (ls == sym::Expr(1) ? "" : " * " + cpp_expr(k_, ls));
+  }
+
+  /// The value lines of the nodes `pick` selects, in order.
+  template <typename Pick>
+  void nodes(Pick pick) {
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (pick(i)) value(i);
+  }
+
+  void value(size_t i) {
+    const AscNode& n = g_.nodes[i];
     const std::string lane = *cuda_lane_type(n.out.dtype);
-    auto in = [&](size_t j) { return var.at(static_cast<size_t>(n.inputs.at(j))); };
-    if (n.op == "data" || n.op == "output") continue;
+    auto in = [&](size_t j) { return var_.at(static_cast<size_t>(n.inputs.at(j))); };
+    if (n.op == "data" || n.op == "output") return;
     if (n.op == "broadcast") {
-      var[i] = in(0);
+      var_[i] = in(0);
     } else if (n.op == "load") {
       const size_t d = static_cast<size_t>(n.inputs.at(0));
-      line(depth,
-           "const " + lane + " " + var[i] + " = " +
-               cuda_load_expr(n.out.dtype, "in" + index_attr(g.nodes[d]) + "[" + at(d) + "]") +
+      line(depth_,
+           "const " + lane + " " + var_[i] + " = " +
+               cuda_load_expr(n.out.dtype, "in" + index_attr(g_.nodes[d]) + "[" + at(d) + "]") +
                ";");
     } else if (n.op == "store") {
       std::string out;
-      for (const AscNode& user : g.nodes)
+      for (const AscNode& user : g_.nodes)
         if (user.op == "output" && user.inputs.at(0) == static_cast<int>(i))
           out = "out" + index_attr(user);
-      if (out.empty()) codegen_fail(g, "%" + n.name + " feeds no output");
-      line(depth, out + "[" + at(i) + "] = " + cuda_store_expr(n.out.dtype, in(0)) + ";");
+      if (out.empty()) codegen_fail(g_, "%" + n.name + " feeds no output");
+      line(depth_, out + "[" + at(i) + "] = " + cuda_store_expr(n.out.dtype, in(0)) + ";");
     } else if (n.op == "scalar") {
-      line(depth, "const " + lane + " " + var[i] + " = " + literal(n) + ";");
+      line(depth_, "const " + lane + " " + var_[i] + " = " + literal(n) + ";");
     } else if (n.op == "cast") {
-      const DType from = g.nodes.at(static_cast<size_t>(n.inputs.at(0))).out.dtype;
-      line(depth,
-           "const " + lane + " " + var[i] + " = " + cuda_cast_expr(from, n.out.dtype, in(0)) + ";");
+      const DType from = node(n.inputs.at(0)).out.dtype;
+      line(depth_, "const " + lane + " " + var_[i] + " = " +
+                       cuda_cast_expr(from, n.out.dtype, in(0)) + ";");
     } else {
       std::vector<std::string> args;
       for (size_t j = 0; j < n.inputs.size(); ++j) args.push_back(in(j));
-      std::optional<std::string> e = cuda_op_expr(n.op, operand_dtype(g, n), args, n.attrs);
-      if (!e) codegen_fail(g, "%" + n.name + ": no CUDA form of " + n.op);
-      line(depth, "const " + lane + " " + var[i] + " = " + *e + ";  // %" + n.name);
+      std::optional<std::string> e = cuda_op_expr(n.op, operand_dtype(g_, n), args, n.attrs);
+      if (!e) codegen_fail(g_, "%" + n.name + ": no CUDA form of " + n.op);
+      line(depth_, "const " + lane + " " + var_[i] + " = " + *e + ";  // %" + n.name);
     }
   }
-  for (; depth > 0; --depth) line(depth - 1, "}");
-  std::string out;
-  for (const std::string& l : lines) out += l + "\n";
-  return out;
+
+  /// reduce_inner: per row (the block_inner loop), pass p over the row's tiles computes the full
+  /// values of stage <= p, writes the full stores of stage p and accumulates the reductions of
+  /// its stage; each is joined across the thread block; then the row values of stage p + 1.
+  void reduce_rows() {
+    const schedule::ReducePlan& plan = k_.plan;
+    open_loop(idx_, k_.nest[1]);
+    idx_.set_indent(std::string(2 * static_cast<size_t>(depth_), ' '));
+    auto row = [&](size_t i) { return !plan.full[i] && !graph::is_reduce_op(g_.nodes[i].op); };
+    auto read_per_row = [&](size_t d) {  // a data node a row value loads
+      for (size_t i = 0; i < g_.nodes.size(); ++i)
+        if (row(i) && g_.nodes[i].op == "load" && g_.nodes[i].inputs.at(0) == static_cast<int>(d))
+          return true;
+      return false;
+    };
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {  // row loads and stores: addressed per row
+      const AscNode& n = g_.nodes[i];
+      if ((n.op == "data" && read_per_row(i)) || (n.op == "store" && row(i))) {
+        base_[i] = "b" + std::to_string(i);
+        line(depth_, "const int64_t " + base_[i] + " = " + tile_base_offset(k_, idx_, n) +
+                         ";  // %" + n.name);
+      }
+    }
+    auto row_values = [&](int stage) {
+      nodes(
+          [&](size_t i) { return row(i) && plan.stage[i] == stage && g_.nodes[i].op != "store"; });
+      for (size_t i = 0; i < g_.nodes.size(); ++i)
+        if (row(i) && plan.stage[i] == stage && g_.nodes[i].op == "store") {
+          line(depth_, "if (threadIdx.x == 0) {");
+          ++depth_;
+          value(i);
+          close();
+        }
+    };
+    row_values(0);
+    for (int p = 0; p < plan.passes; ++p) {
+      std::vector<size_t> reduces;
+      for (size_t i = 0; i < g_.nodes.size(); ++i)
+        if (graph::is_reduce_op(g_.nodes[i].op) &&
+            plan.stage[static_cast<size_t>(g_.nodes[i].inputs.at(0))] == p)
+          reduces.push_back(i);
+      for (size_t r : reduces)
+        line(depth_, "float a" + std::to_string(r) + " = " + form(r).identity + ";  // %" +
+                         g_.nodes[r].name);
+      tile_loops(2, [&] {
+        nodes([&](size_t i) {
+          const AscNode& n = g_.nodes[i];
+          return plan.full[i] && (n.op == "store" ? plan.stage[i] == p : plan.stage[i] <= p);
+        });
+        for (size_t r : reduces)
+          line(depth_, "a" + std::to_string(r) + " = " + form(r).step + "(a" + std::to_string(r) +
+                           ", " + var_.at(static_cast<size_t>(g_.nodes[r].inputs.at(0))) + ");");
+      });
+      for (size_t r : reduces) {
+        std::string v = form(r).join + "(a" + std::to_string(r) + ")";
+        if (g_.nodes[r].op == "reduce_mean") v = v + " / (float)" + size_var(k_.vec_parent);
+        line(depth_, "const float " + var_[r] + " = " + v + ";  // %" + g_.nodes[r].name);
+      }
+      row_values(p + 1);
+    }
+  }
+
+  CudaReduce form(size_t r) const { return *cuda_reduce_form(g_.nodes[r].op); }
+
+  const KernelContext& k_;
+  const AscGraph& g_;
+  std::vector<std::string> lines_;
+  IndexDeriver idx_;
+  std::vector<std::string> var_, base_;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+std::string cuda_kernel_function(const KernelContext& k) {
+  return KernelPrinter(k).print();
 }
 
 }  // namespace af::codegen

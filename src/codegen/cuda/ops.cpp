@@ -154,10 +154,11 @@ std::optional<std::string> cuda_op_expr(const std::string& kind, DType operand,
   std::optional<Lane> lane = lane_of(operand);
   auto it = op_forms().find(kind);
   if (!lane || it == op_forms().end()) return std::nullopt;
-  for (const auto& [name, value] : attrs) {  // the only attribute with a CUDA form
+  for (const auto& [name, value] : attrs) {  // the schedule's own (row_buffer) change nothing
     const std::string* mode = std::get_if<std::string>(&value);
-    if (name != "approximate" || kind != "gelu" || !mode || (*mode != "none" && *mode != "tanh"))
-      return std::nullopt;
+    if (name == "round") return std::nullopt;  // eager's per-step rounding: no CUDA form yet
+    if (name != "approximate") continue;
+    if (kind != "gelu" || !mode || (*mode != "none" && *mode != "tanh")) return std::nullopt;
     if (*mode == "tanh") return "af_gelu_tanh(" + args.at(0) + ")";
   }
   const char* tpl = *lane == Lane::Float ? it->second.f
@@ -165,6 +166,17 @@ std::optional<std::string> cuda_op_expr(const std::string& kind, DType operand,
                                          : it->second.b;
   if (!*tpl) return std::nullopt;
   return substitute(tpl, args);
+}
+
+std::optional<CudaReduce> cuda_reduce_form(const std::string& kind) {
+  if (kind == "reduce_sum" || kind == "reduce_mean")
+    return CudaReduce{"0.0f", "af_add", "af_block_sum"};
+  if (kind == "reduce_prod") return CudaReduce{"1.0f", "af_mul", "af_block_prod"};
+  if (kind == "reduce_max")
+    return CudaReduce{"__int_as_float(0xff800000)", "af_maximum", "af_block_max"};
+  if (kind == "reduce_min")
+    return CudaReduce{"__int_as_float(0x7f800000)", "af_minimum", "af_block_min"};
+  return std::nullopt;
 }
 
 const char* cuda_device_prologue() {
@@ -209,6 +221,30 @@ __device__ __forceinline__ float af_remainder(float a, float b) {
   float m = fmodf(a, b);
   return (m != 0.0f && ((b < 0.0f) != (m < 0.0f))) ? m + b : m;
 }
+__device__ __forceinline__ float af_add(float a, float b) { return a + b; }
+__device__ __forceinline__ float af_mul(float a, float b) { return a * b; }
+// A thread block's accumulators joined (a warp by shuffles, then the warps' results through
+// shared memory); every thread gets the result. blockDim.x is a multiple of 32 (the tiling
+// function's threads), and every thread of the block calls it.
+#define AF_BLOCK_REDUCE(NAME, OP, IDENTITY)                                   \
+  __device__ __forceinline__ float NAME(float v) {                            \
+    __shared__ float part[32];                                                \
+    for (int o = 16; o > 0; o >>= 1) v = OP(v, __shfl_xor_sync(0xffffffffu, v, o)); \
+    __syncthreads();                                                          \
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;                  \
+    __syncthreads();                                                          \
+    if (threadIdx.x < 32) {                                                   \
+      v = threadIdx.x < (blockDim.x >> 5) ? part[threadIdx.x] : (IDENTITY);   \
+      for (int o = 16; o > 0; o >>= 1) v = OP(v, __shfl_xor_sync(0xffffffffu, v, o)); \
+      if (threadIdx.x == 0) part[0] = v;                                      \
+    }                                                                         \
+    __syncthreads();                                                          \
+    return part[0];                                                           \
+  }
+AF_BLOCK_REDUCE(af_block_sum, af_add, 0.0f)
+AF_BLOCK_REDUCE(af_block_prod, af_mul, 1.0f)
+AF_BLOCK_REDUCE(af_block_max, af_maximum, __int_as_float(0xff800000))
+AF_BLOCK_REDUCE(af_block_min, af_minimum, __int_as_float(0x7f800000))
 __device__ __forceinline__ float af_div_floor(float a, float b) {
   if (b == 0.0f) return a / b;
   float m = fmodf(a, b);
