@@ -7,7 +7,7 @@
 
 namespace af::codegen {
 
-/// The cuda Backend (registered as "cuda"): elementwise and row-reduction (reduce_inner) kernels
+/// The cuda Backend (registered as "cuda"): elementwise, row- and column-reduction kernels
 /// printed as CUDA C++ (kernel.h)
 /// inside a host source holding their tiling functions and, as the string af_cuda_source, the
 /// device code NVRTC compiles for the GPU (option arch). Kernels it has no form for give their

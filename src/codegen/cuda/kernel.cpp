@@ -47,9 +47,6 @@ std::string literal(const AscNode& n) {
 std::string cuda_kernel_reason(const AscGraph& g) {
   if (!g.schedule) return "the kernel is not scheduled";
   const ascir::ScheduleFamily family = g.schedule->family;
-  if (family == ascir::ScheduleFamily::ReduceOuter)
-    return "a reduce_outer kernel (the CUDA target prints elementwise and reduce_inner kernels so "
-           "far)";
   for (const AscNode& n : g.nodes) {
     if (!cuda_lane_type(n.out.dtype))
       return "%" + n.name + " is " + std::string(dtype_name(n.out.dtype)) +
@@ -142,7 +139,7 @@ class KernelPrinter {
     if (k_.plan.full.empty()) {
       tile_loops(1, [&] { nodes([](size_t) { return true; }); });
     } else {
-      reduce_rows();
+      reductions();
     }
     for (; depth_ > 0; --depth_) line(depth_ - 1, "}");
     std::string out;
@@ -238,13 +235,22 @@ class KernelPrinter {
     }
   }
 
-  /// reduce_inner: per row (the block_inner loop), pass p over the row's tiles computes the full
-  /// values of stage <= p, writes the full stores of stage p and accumulates the reductions of
-  /// its stage; each is joined across the thread block; then the row values of stage p + 1.
-  void reduce_rows() {
+  /// A reduction kernel. reduce_inner: the threads of a thread block share a row (the
+  /// block_inner loop); pass p over the row's tiles computes the full values of stage <= p,
+  /// writes the full stores of stage p and accumulates the reductions of its stage, each joined
+  /// across the block; then the row values of stage p + 1 (row stores by thread 0).
+  /// reduce_outer: each thread owns columns of the tile (the vectorized axis); pass p loops over
+  /// the reduced dims, accumulating in the thread itself; a row value is per column.
+  void reductions() {
     const schedule::ReducePlan& plan = k_.plan;
+    const bool columns = g_.schedule->family == ascir::ScheduleFamily::ReduceOuter;
     open_loop(idx_, k_.nest[1]);
     idx_.set_indent(std::string(2 * static_cast<size_t>(depth_), ' '));
+    if (columns) {
+      idx_.set(k_.vec, "0", true);
+      line(depth_,
+           "const int64_t n = " + loop_extent(k_, idx_, k_.vec) + ";  // columns of this tile");
+    }
     auto row = [&](size_t i) { return !plan.full[i] && !graph::is_reduce_op(g_.nodes[i].op); };
     auto read_per_row = [&](size_t d) {  // a data node a row value loads
       for (size_t i = 0; i < g_.nodes.size(); ++i)
@@ -260,17 +266,26 @@ class KernelPrinter {
                          ";  // %" + n.name);
       }
     }
+    if (columns) line(depth_++, "for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {");
     auto row_values = [&](int stage) {
       nodes(
           [&](size_t i) { return row(i) && plan.stage[i] == stage && g_.nodes[i].op != "store"; });
       for (size_t i = 0; i < g_.nodes.size(); ++i)
         if (row(i) && plan.stage[i] == stage && g_.nodes[i].op == "store") {
-          line(depth_, "if (threadIdx.x == 0) {");
-          ++depth_;
+          if (!columns) line(depth_++, "if (threadIdx.x == 0) {");
           value(i);
-          close();
+          if (!columns) close();
         }
     };
+    auto full = [&](int p) {
+      nodes([&](size_t i) {
+        const AscNode& n = g_.nodes[i];
+        return plan.full[i] && (n.op == "store" ? plan.stage[i] == p : plan.stage[i] <= p);
+      });
+    };
+    std::string count;  // the elements a reduction covers
+    for (int a : columns ? reduced_loops(k_) : std::vector<int>{k_.vec_parent})
+      count += (count.empty() ? "" : " * ") + size_var(a);
     row_values(0);
     for (int p = 0; p < plan.passes; ++p) {
       std::vector<size_t> reduces;
@@ -281,22 +296,44 @@ class KernelPrinter {
       for (size_t r : reduces)
         line(depth_, "float a" + std::to_string(r) + " = " + form(r).identity + ";  // %" +
                          g_.nodes[r].name);
-      tile_loops(2, [&] {
-        nodes([&](size_t i) {
-          const AscNode& n = g_.nodes[i];
-          return plan.full[i] && (n.op == "store" ? plan.stage[i] == p : plan.stage[i] <= p);
-        });
+      auto accumulate = [&] {
+        full(p);
         for (size_t r : reduces)
           line(depth_, "a" + std::to_string(r) + " = " + form(r).step + "(a" + std::to_string(r) +
                            ", " + var_.at(static_cast<size_t>(g_.nodes[r].inputs.at(0))) + ");");
-      });
+      };
+      if (columns) {
+        reduced_columns(accumulate);
+      } else {
+        tile_loops(2, accumulate);
+      }
       for (size_t r : reduces) {
-        std::string v = form(r).join + "(a" + std::to_string(r) + ")";
-        if (g_.nodes[r].op == "reduce_mean") v = v + " / (float)" + size_var(k_.vec_parent);
+        std::string v =
+            columns ? "a" + std::to_string(r) : form(r).join + "(a" + std::to_string(r) + ")";
+        if (g_.nodes[r].op == "reduce_mean") v = v + " / (float)(" + count + ")";
         line(depth_, "const float " + var_[r] + " = " + v + ";  // %" + g_.nodes[r].name);
       }
       row_values(p + 1);
     }
+  }
+
+  /// reduce_outer: the loops over the reduced dims, then `body` for the thread's column j, the
+  /// full data and store bases of the step before it.
+  template <typename Body>
+  void reduced_columns(Body body) {
+    const int outer = depth_;
+    IndexDeriver idx = idx_;
+    for (int a : reduced_loops(k_)) open_loop(idx, a);
+    idx.set_indent(std::string(2 * static_cast<size_t>(depth_), ' '));
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      if ((n.op != "data" && n.op != "store") || n.sched_axes != k_.nest) continue;
+      base_[i] = "b" + std::to_string(i);
+      line(depth_,
+           "const int64_t " + base_[i] + " = " + tile_base_offset(k_, idx, n) + ";  // %" + n.name);
+    }
+    body();
+    while (depth_ > outer) close();
   }
 
   CudaReduce form(size_t r) const { return *cuda_reduce_form(g_.nodes[r].op); }

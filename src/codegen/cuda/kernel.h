@@ -1,8 +1,9 @@
-// The CUDA printer of one scheduled AscGraph (elementwise or reduce_inner): a __global__ kernel
-// whose grid runs over the schedule's blocks (grid-stride), each thread block's threads over the
-// elements of a tile (a reduction's row: one pass per stage, the threads' accumulators joined
-// across the block), every value a register of its lane type; and the host tiling function that
-// fills its TilingData (passed to the kernel by value).
+// The CUDA printer of one scheduled AscGraph (elementwise, reduce_inner, reduce_outer): a
+// __global__ kernel whose grid runs over the schedule's blocks (grid-stride), each thread block's
+// threads over the elements of a tile (a row reduction: one pass over the row per stage, the
+// threads' accumulators joined across the block; a column reduction: a thread per column, the
+// reduced dims its own loops), every value a register of its lane type; and the host tiling
+// function that fills its TilingData (passed to the kernel by value).
 #pragma once
 #include <string>
 
@@ -10,9 +11,9 @@
 
 namespace af::codegen {
 
-/// Why the CUDA printer cannot print scheduled kernel `g` ("" when it can): a schedule family
-/// (reduce_outer), a reduction over several dims, a node (a gather, an integer division, an
-/// integer or bool reduction) or a dtype without a CUDA form.
+/// Why the CUDA printer cannot print scheduled kernel `g` ("" when it can): a row reduction over
+/// several dims, a node (a gather, an integer division, an integer or bool reduction) or a dtype
+/// without a CUDA form.
 std::string cuda_kernel_reason(const ascir::AscGraph& g);
 
 /// The device code of kernel `k`: `extern "C" __global__ void <name>_kernel(<name>_TilingData td,
