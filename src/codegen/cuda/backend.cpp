@@ -2,6 +2,7 @@
 // the printed kernels.
 #include "codegen/cuda/backend.h"
 
+#include "codegen/concat_tiling.h"
 #include "codegen/cuda/kernel.h"
 #include "codegen/cuda/ops.h"
 #include "support/error.h"
@@ -59,9 +60,11 @@ class CudaBackend final : public Backend {
     throw CompileError("cuda: unknown arch '" + arch + "' (" + known + ")");
   }
   std::string reason(const KernelUnit& u, const target::Target&) const override {
-    if (!u.input_map.empty() || u.segments.size() != 1)
-      return "a concat kernel (the CUDA target prints plain kernels so far)";
-    return cuda_kernel_reason(*u.segments[0]);
+    for (const ascir::AscGraph* g : u.segments) {
+      std::string why = cuda_kernel_reason(*g);
+      if (!why.empty()) return why;
+    }
+    return "";
   }
   EmittedSource emit(const std::vector<KernelUnit>& units, const target::Target& t) const override {
     return emit_cuda_source(units, t);
@@ -80,20 +83,75 @@ const Backend& cuda_backend() {
   return backend;
 }
 
+namespace {
+
+/// The C names of pointer parameters ("const float* __restrict__ in0" -> "in0").
+std::string param_name(const std::string& param) {
+  return param.substr(param.rfind(' ') + 1);
+}
+
+/// The __global__ function of concat kernel `out` (unit `u`): block b runs on segment 0 while b
+/// is below its block_dim, then on segment 1, ..., each given its own inputs and outputs.
+std::string concat_global(const KernelUnit& u, const EmittedKernel& out,
+                          const std::vector<KernelContext>& segs) {
+  std::vector<std::string> params(static_cast<size_t>(u.num_inputs + u.num_outputs));
+  std::string body = "    int64_t r = b;\n";
+  for (size_t s = 0; s < segs.size(); ++s) {
+    const std::vector<std::string> own = cuda_pointer_params(segs[s]);
+    std::string args;
+    for (size_t j = 0; j < own.size(); ++j) {
+      const bool input = j < u.input_map[s].size();
+      const int at =
+          input ? u.input_map[s][j] : u.num_inputs + u.output_map[s][j - u.input_map[s].size()];
+      std::string p = own[j];
+      p = p.substr(0, p.rfind(' ') + 1) + (input ? "in" : "out") +
+          std::to_string(input ? at : at - u.num_inputs);
+      params.at(static_cast<size_t>(at)) = p;
+      args += ", " + param_name(p);
+    }
+    const std::string ts = "td.s" + std::to_string(s);
+    body += "    if (r < " + ts + ".header.block_dim) {\n      " + segs[s].name + "_block(" + ts +
+            ", r" + args + ");\n      continue;\n    }\n    r -= " + ts + ".header.block_dim;\n";
+  }
+  return cuda_global_function(out.name, params, body);
+}
+
+}  // namespace
+
 EmittedSource emit_cuda_source(const std::vector<KernelUnit>& units, const target::Target& t) {
   const std::string arch = t.device.option("arch").empty() ? kDefaultArch : t.device.option("arch");
   EmittedSource out;
   std::string device = std::string(kDeviceIncludes) + cuda_device_prologue();
   std::string host;
   for (const KernelUnit& u : units) {
-    if (!u.input_map.empty() || u.segments.size() != 1)
-      throw CompileError("codegen: the cuda target has no form for concat kernel " + u.name);
-    const ascir::AscGraph& g = *u.segments[0];
-    KernelContext k = analyze_kernel(g, kernel_c_name(g.name));
-    const std::string head = "\n// ---- kernel " + k.name + " ----\n";
-    device += head + ir_comment(g) + cuda_tiling_data(k) + cuda_kernel_function(k);
-    host += head + cuda_tiling_data(k) + cuda_tiling_function(k);
-    out.kernels.push_back({k.name, k.size_symbols, k.num_inputs, k.num_outputs, "cuda"});
+    std::vector<KernelContext> segs;
+    std::vector<EmittedKernel> emitted;
+    for (const ascir::AscGraph* g : u.segments) {
+      segs.push_back(analyze_kernel(*g, kernel_c_name(g->name)));
+      const KernelContext& k = segs.back();
+      const std::string head = "\n// ---- kernel " + k.name + " ----\n";
+      device += head + ir_comment(*g) + cuda_tiling_data(k) + cuda_block_function(k);
+      host += head + cuda_tiling_data(k) + cuda_tiling_function(k);
+      emitted.push_back({k.name, k.size_symbols, k.num_inputs, k.num_outputs, "cuda"});
+    }
+    if (u.input_map.empty()) {
+      if (segs.size() != 1)
+        throw CompileError("codegen: kernel " + u.name + " has " + std::to_string(segs.size()) +
+                           " loop nests but no segment maps");
+      std::string args;
+      for (const std::string& p : cuda_pointer_params(segs[0])) args += ", " + param_name(p);
+      device += cuda_global_function(segs[0].name, cuda_pointer_params(segs[0]),
+                                     "    " + segs[0].name + "_block(td, b" + args + ");\n");
+      out.kernels.push_back(emitted[0]);
+      continue;
+    }
+    EmittedKernel k = concat_kernel(u, emitted);
+    k.target = "cuda";
+    const std::string head =
+        "\n// ---- concat kernel " + k.name + ": blocks of segment 0, then of segment 1, ...\n";
+    device += head + concat_tiling_data(k, emitted) + concat_global(u, k, segs);
+    host += head + concat_tiling_data(k, emitted) + concat_tiling_function(k, emitted);
+    out.kernels.push_back(k);
   }
   out.code = "// Generated by autofuse: CUDA kernels for " + arch +
              ". The host part holds the tiling functions;\n// af_cuda_source is the device code "

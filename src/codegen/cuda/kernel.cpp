@@ -118,24 +118,26 @@ class KernelPrinter {
     for (size_t i = 0; i < var_.size(); ++i) var_[i] = "v" + std::to_string(i);
   }
 
+  /// `<name>_block`: the work of block `i<block_outer>` of the kernel, a __device__ function
+  /// every thread of a thread block calls with the same block.
   std::string print() {
-    std::string params = "const " + k_.name + "_TilingData td";
+    std::string params = "const " + k_.name + "_TilingData& td";
+    const std::string bo = "i" + std::to_string(k_.block_outer);
+    params += ", const int64_t " + bo;
     for (int i : g_.data_nodes())
       params += ", const " + *cuda_storage_type(node(i).out.dtype) + "* __restrict__ in" +
                 index_attr(node(i));
     for (int i : g_.output_nodes())
       params +=
           ", " + *cuda_storage_type(node(i).out.dtype) + "* __restrict__ out" + index_attr(node(i));
-    line(0, "extern \"C\" __global__ void " + k_.name + "_kernel(" + params + ") {");
+    line(0, "__device__ __forceinline__ void " + k_.name + "_block(" + params + ") {  // " +
+                g_.axis(k_.block_outer).name);
     for (const auto& [name, var] : k_.sym_var)
       line(1, "const int64_t " + var + " = td." + var + ";");
     for (const auto& a : g_.axes)
       line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
-    const std::string bo = "i" + std::to_string(k_.block_outer);
-    line(1, "for (int64_t " + bo + " = blockIdx.x; " + bo + " < td.header.block_dim; " + bo +
-                " += gridDim.x) {  // " + g_.axis(k_.block_outer).name);
     idx_.set(k_.block_outer, bo);
-    depth_ = 2;
+    depth_ = 1;
     if (k_.plan.full.empty()) {
       tile_loops(1, [&] { nodes([](size_t) { return true; }); });
     } else {
@@ -348,8 +350,29 @@ class KernelPrinter {
 
 }  // namespace
 
-std::string cuda_kernel_function(const KernelContext& k) {
+std::string cuda_block_function(const KernelContext& k) {
   return KernelPrinter(k).print();
+}
+
+std::vector<std::string> cuda_pointer_params(const KernelContext& k) {
+  const AscGraph& g = *k.g;
+  std::vector<std::string> out;
+  for (int i : g.data_nodes())
+    out.push_back("const " + *cuda_storage_type(g.nodes[static_cast<size_t>(i)].out.dtype) +
+                  "* __restrict__ in" + index_attr(g.nodes[static_cast<size_t>(i)]));
+  for (int i : g.output_nodes())
+    out.push_back(*cuda_storage_type(g.nodes[static_cast<size_t>(i)].out.dtype) +
+                  "* __restrict__ out" + index_attr(g.nodes[static_cast<size_t>(i)]));
+  return out;
+}
+
+std::string cuda_global_function(const std::string& name, const std::vector<std::string>& params,
+                                 const std::string& body) {
+  std::string p = "const " + name + "_TilingData td";
+  for (const std::string& x : params) p += ", " + x;
+  return "extern \"C\" __global__ void " + name + "_kernel(" + p + ") {\n" +
+         "  for (int64_t b = blockIdx.x; b < td.header.block_dim; b += gridDim.x) {\n" + body +
+         "  }\n}\n";
 }
 
 }  // namespace af::codegen

@@ -6,6 +6,7 @@
 // function that fills its TilingData (passed to the kernel by value).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "codegen/loop_nest.h"
 
@@ -16,9 +17,18 @@ namespace af::codegen {
 /// without a CUDA form.
 std::string cuda_kernel_reason(const ascir::AscGraph& g);
 
-/// The device code of kernel `k`: `extern "C" __global__ void <name>_kernel(<name>_TilingData td,
-/// inputs..., outputs...)` (NVRTC source; the TilingData struct printed before it).
-std::string cuda_kernel_function(const KernelContext& k);
+/// The device function of one block of kernel `k`: `__device__ void <name>_block(td, block,
+/// inputs..., outputs...)`, every thread of a thread block calling it with the same block (NVRTC
+/// source; the TilingData struct printed before it).
+std::string cuda_block_function(const KernelContext& k);
+
+/// The pointer parameters of `k`'s block function: its inputs (in<i>) then its outputs (out<i>).
+std::vector<std::string> cuda_pointer_params(const KernelContext& k);
+
+/// `extern "C" __global__ void <name>_kernel(const <name>_TilingData td, params...)`: a
+/// grid-stride loop over the TilingData's blocks (block `b`), `body` per block.
+std::string cuda_global_function(const std::string& name, const std::vector<std::string>& params,
+                                 const std::string& body);
 
 /// The TilingData struct of `k` (fields as int64_t, `int64_t` a typedef on the device) and its
 /// host tiling function `<name>_tiling` (the ABI's): the tile is the vectorized dim up to 1024
