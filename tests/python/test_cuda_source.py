@@ -60,3 +60,38 @@ def test_a_graph_compiled_for_cuda_runs_eagerly_with_the_reason():
         got = torch.compile(fn, backend=autofuse.get_backend(autofuse.CompilerConfig(target="cuda")))(x)
     torch.testing.assert_close(got, fn(x))
     assert len(recs) == 1 and "not yet built or launched" in recs[0].fallback, recs
+
+
+FUZZ_CASES = int(os.environ.get("AUTOFUSE_FUZZ_CASES", "12"))  # per fuzzer; `make fuzz`: 500
+
+
+@pytest.mark.skipif(bool(nvrtc.unavailable()), reason=nvrtc.unavailable() or "")
+@pytest.mark.parametrize("fuzzer", ["test_random_graphs", "test_random_reduce_graphs", "test_random_concat_graphs"])
+def test_every_fuzzer_program_kernel_the_cuda_printer_takes_compiles_with_nvrtc(fuzzer, tmp_path):
+    """The fuzzers' programs (the first AUTOFUSE_FUZZ_CASES seeds of each) traced to Graph IR,
+    printed for the cuda target, their device code compiled with NVRTC for sm_90."""
+    import importlib
+
+    from autofuse.fx_to_graph import translate
+    from helpers import aten_graph
+
+    module = importlib.import_module(fuzzer)
+    kernels, reasons = 0, []
+    for seed in range(FUZZ_CASES):
+        case = module.Case(seed)
+        try:
+            gm, _ = aten_graph(case.fn, *case.inputs())
+        except RuntimeError as e:  # a program dividing an integer by 0 raises as eager does
+            assert "ZeroDivisionError" in str(e), e
+            continue
+        path = tmp_path / f"{fuzzer}_{seed}.ir"
+        path.write_text(translate(gm, f"f{seed}").text)
+        text = cuda_source(str(path))
+        code = device_code(text)
+        reasons += re.findall(r"keeps the cpu target: (.*)", text)
+        if code:
+            ok, log = nvrtc.compile_ptx(code, "sm_90", HEADERS)
+            assert ok, f"{fuzzer} seed {seed}:\n{log}\n{case.repro()}"
+            kernels += code.count("__global__")
+    print(f"{fuzzer}: {kernels} CUDA kernels of {FUZZ_CASES} programs compiled with NVRTC; kept for cpu: {reasons}")
+    assert kernels > 0
