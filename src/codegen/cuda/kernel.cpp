@@ -176,13 +176,7 @@ class KernelPrinter {
     idx.set(k_.vec, "0", true);
     line(depth_,
          "const int64_t n = " + loop_extent(k_, idx, k_.vec) + ";  // elements of this tile");
-    for (size_t i = 0; i < g_.nodes.size(); ++i) {
-      const AscNode& n = g_.nodes[i];
-      if ((n.op != "data" && n.op != "store") || n.sched_axes != k_.nest) continue;
-      base_[i] = "b" + std::to_string(i);
-      line(depth_,
-           "const int64_t " + base_[i] + " = " + tile_base_offset(k_, idx, n) + ";  // %" + n.name);
-    }
+    full_bases(idx);
     line(depth_++, "for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {");
     body();
     while (depth_ > outer) close();
@@ -319,6 +313,17 @@ class KernelPrinter {
     }
   }
 
+  /// The element bases of the data and store nodes on the full nest, at the indices `idx` knows.
+  void full_bases(IndexDeriver& idx) {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const AscNode& n = g_.nodes[i];
+      if ((n.op != "data" && n.op != "store") || n.sched_axes != k_.nest) continue;
+      base_[i] = "b" + std::to_string(i);
+      line(depth_,
+           "const int64_t " + base_[i] + " = " + tile_base_offset(k_, idx, n) + ";  // %" + n.name);
+    }
+  }
+
   /// reduce_outer: the loops over the reduced dims, then `body` for the thread's column j, the
   /// full data and store bases of the step before it.
   template <typename Body>
@@ -327,13 +332,7 @@ class KernelPrinter {
     IndexDeriver idx = idx_;
     for (int a : reduced_loops(k_)) open_loop(idx, a);
     idx.set_indent(std::string(2 * static_cast<size_t>(depth_), ' '));
-    for (size_t i = 0; i < g_.nodes.size(); ++i) {
-      const AscNode& n = g_.nodes[i];
-      if ((n.op != "data" && n.op != "store") || n.sched_axes != k_.nest) continue;
-      base_[i] = "b" + std::to_string(i);
-      line(depth_,
-           "const int64_t " + base_[i] + " = " + tile_base_offset(k_, idx, n) + ";  // %" + n.name);
-    }
+    full_bases(idx);
     body();
     while (depth_ > outer) close();
   }
