@@ -44,7 +44,7 @@ def test_every_golden_kernel_the_cuda_printer_takes_compiles_with_nvrtc_for_sm_9
         assert ok, f"{os.path.basename(path)}:\n{log}"
         kernels += code.count("__global__")
     print(f"{kernels} CUDA kernels of {len(GOLDENS)} golden models compiled with NVRTC {nvrtc.version()}")
-    assert len(GOLDENS) == 20 and kernels >= 280  # 302 when written: all but 2 bool reductions
+    assert len(GOLDENS) == 20 and kernels >= 290  # 304 when written: all of them
 
 
 def test_a_graph_compiled_for_cuda_runs_eagerly_with_the_reason():

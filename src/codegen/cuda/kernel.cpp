@@ -53,7 +53,9 @@ std::string cuda_kernel_reason(const AscGraph& g) {
              ", which CUDA kernels do not compute";
     if (n.op == "load" && n.inputs.size() == 2) return "%" + n.name + " is a gather";
     const graph::OpDef* def = graph::find_op(n.op);
-    if (graph::is_reduce_op(n.op) && (!cuda_reduce_form(n.op) || n.out.dtype != DType::F32))
+    const bool logical = n.op == "reduce_any" || n.op == "reduce_all";
+    if (graph::is_reduce_op(n.op) &&
+        (!cuda_reduce_form(n.op) || n.out.dtype != (logical ? DType::Bool : DType::F32)))
       return "%" + n.name + ": no CUDA form of " + n.op + " on " +
              std::string(dtype_name(n.out.dtype));
     if (!def || def->cls != graph::OpClass::Elementwise) continue;
@@ -290,8 +292,8 @@ class KernelPrinter {
             plan.stage[static_cast<size_t>(g_.nodes[i].inputs.at(0))] == p)
           reduces.push_back(i);
       for (size_t r : reduces)
-        line(depth_, "float a" + std::to_string(r) + " = " + form(r).identity + ";  // %" +
-                         g_.nodes[r].name);
+        line(depth_, *cuda_lane_type(g_.nodes[r].out.dtype) + " a" + std::to_string(r) + " = " +
+                         form(r).identity + ";  // %" + g_.nodes[r].name);
       auto accumulate = [&] {
         full(p);
         for (size_t r : reduces)
@@ -307,7 +309,8 @@ class KernelPrinter {
         std::string v =
             columns ? "a" + std::to_string(r) : form(r).join + "(a" + std::to_string(r) + ")";
         if (g_.nodes[r].op == "reduce_mean") v = v + " / (float)(" + count + ")";
-        line(depth_, "const float " + var_[r] + " = " + v + ";  // %" + g_.nodes[r].name);
+        line(depth_, "const " + *cuda_lane_type(g_.nodes[r].out.dtype) + " " + var_[r] + " = " + v +
+                         ";  // %" + g_.nodes[r].name);
       }
       row_values(p + 1);
     }

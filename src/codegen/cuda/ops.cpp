@@ -176,6 +176,9 @@ std::optional<CudaReduce> cuda_reduce_form(const std::string& kind) {
     return CudaReduce{"__int_as_float(0xff800000)", "af_maximum", "af_block_max"};
   if (kind == "reduce_min")
     return CudaReduce{"__int_as_float(0x7f800000)", "af_minimum", "af_block_min"};
+  // bool lanes: the block's join is CUDA's own barrier with a predicate
+  if (kind == "reduce_any") return CudaReduce{"false", "af_or", "(bool)__syncthreads_or"};
+  if (kind == "reduce_all") return CudaReduce{"true", "af_and", "(bool)__syncthreads_and"};
   return std::nullopt;
 }
 
@@ -223,6 +226,8 @@ __device__ __forceinline__ float af_remainder(float a, float b) {
 }
 __device__ __forceinline__ float af_add(float a, float b) { return a + b; }
 __device__ __forceinline__ float af_mul(float a, float b) { return a * b; }
+__device__ __forceinline__ bool af_or(bool a, bool b) { return a || b; }
+__device__ __forceinline__ bool af_and(bool a, bool b) { return a && b; }
 // A thread block's accumulators joined (a warp by shuffles, then the warps' results through
 // shared memory); every thread gets the result. blockDim.x is a multiple of 32 (the tiling
 // function's threads), and every thread of the block calls it.

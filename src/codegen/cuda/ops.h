@@ -34,8 +34,9 @@ std::string cuda_cast_expr(DType from, DType to, const std::string& v);
 std::optional<std::string> cuda_op_expr(const std::string& kind, DType operand,
                                         const std::vector<std::string>& args, const AttrMap& attrs);
 
-/// How a reduction kind accumulates on f32 lanes: the identity, the step `step(acc, x)` and the
-/// join of the threads' accumulators across a thread block `join(acc)` (every thread gets it).
+/// How a reduction kind accumulates (f32 lanes; reduce_any / reduce_all: bool lanes): the
+/// identity, the step `step(acc, x)` and the join of the threads' accumulators across a thread
+/// block `join(acc)` (every thread gets it).
 struct CudaReduce {
   std::string identity, step, join;
 };
