@@ -85,29 +85,19 @@ const Backend& cuda_backend() {
 
 namespace {
 
-/// The C names of pointer parameters ("const float* __restrict__ in0" -> "in0").
-std::string param_name(const std::string& param) {
-  return param.substr(param.rfind(' ') + 1);
-}
-
 /// The __global__ function of concat kernel `out` (unit `u`): block b runs on segment 0 while b
 /// is below its block_dim, then on segment 1, ..., each given its own inputs and outputs.
 std::string concat_global(const KernelUnit& u, const EmittedKernel& out,
                           const std::vector<KernelContext>& segs) {
-  std::vector<std::string> params(static_cast<size_t>(u.num_inputs + u.num_outputs));
+  std::vector<CudaPointer> params(static_cast<size_t>(u.num_inputs + u.num_outputs));
   std::string body = "    int64_t r = b;\n";
   for (size_t s = 0; s < segs.size(); ++s) {
-    const std::vector<std::string> own = cuda_pointer_params(segs[s]);
     std::string args;
-    for (size_t j = 0; j < own.size(); ++j) {
-      const bool input = j < u.input_map[s].size();
-      const int at =
-          input ? u.input_map[s][j] : u.num_inputs + u.output_map[s][j - u.input_map[s].size()];
-      std::string p = own[j];
-      p = p.substr(0, p.rfind(' ') + 1) + (input ? "in" : "out") +
-          std::to_string(input ? at : at - u.num_inputs);
-      params.at(static_cast<size_t>(at)) = p;
-      args += ", " + param_name(p);
+    for (CudaPointer p : cuda_pointer_params(segs[s])) {  // the segment's own -> the kernel's
+      p.index = p.input ? u.input_map[s][static_cast<size_t>(p.index)]
+                        : u.output_map[s][static_cast<size_t>(p.index)];
+      params.at(static_cast<size_t>(p.input ? p.index : u.num_inputs + p.index)) = p;
+      args += ", " + p.name();
     }
     const std::string ts = "td.s" + std::to_string(s);
     body += "    if (r < " + ts + ".header.block_dim) {\n      " + segs[s].name + "_block(" + ts +
@@ -139,7 +129,7 @@ EmittedSource emit_cuda_source(const std::vector<KernelUnit>& units, const targe
         throw CompileError("codegen: kernel " + u.name + " has " + std::to_string(segs.size()) +
                            " loop nests but no segment maps");
       std::string args;
-      for (const std::string& p : cuda_pointer_params(segs[0])) args += ", " + param_name(p);
+      for (const CudaPointer& p : cuda_pointer_params(segs[0])) args += ", " + p.name();
       device += cuda_global_function(segs[0].name, cuda_pointer_params(segs[0]),
                                      "    " + segs[0].name + "_block(td, b" + args + ");\n");
       out.kernels.push_back(emitted[0]);

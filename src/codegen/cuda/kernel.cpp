@@ -126,12 +126,7 @@ class KernelPrinter {
     std::string params = "const " + k_.name + "_TilingData& td";
     const std::string bo = "i" + std::to_string(k_.block_outer);
     params += ", const int64_t " + bo;
-    for (int i : g_.data_nodes())
-      params += ", const " + *cuda_storage_type(node(i).out.dtype) + "* __restrict__ in" +
-                index_attr(node(i));
-    for (int i : g_.output_nodes())
-      params +=
-          ", " + *cuda_storage_type(node(i).out.dtype) + "* __restrict__ out" + index_attr(node(i));
+    for (const CudaPointer& p : cuda_pointer_params(k_)) params += ", " + p.decl();
     line(0, "__device__ __forceinline__ void " + k_.name + "_block(" + params + ") {  // " +
                 g_.axis(k_.block_outer).name);
     for (const auto& [name, var] : k_.sym_var)
@@ -356,22 +351,22 @@ std::string cuda_block_function(const KernelContext& k) {
   return KernelPrinter(k).print();
 }
 
-std::vector<std::string> cuda_pointer_params(const KernelContext& k) {
+std::vector<CudaPointer> cuda_pointer_params(const KernelContext& k) {
   const AscGraph& g = *k.g;
-  std::vector<std::string> out;
-  for (int i : g.data_nodes())
-    out.push_back("const " + *cuda_storage_type(g.nodes[static_cast<size_t>(i)].out.dtype) +
-                  "* __restrict__ in" + index_attr(g.nodes[static_cast<size_t>(i)]));
-  for (int i : g.output_nodes())
-    out.push_back(*cuda_storage_type(g.nodes[static_cast<size_t>(i)].out.dtype) +
-                  "* __restrict__ out" + index_attr(g.nodes[static_cast<size_t>(i)]));
+  std::vector<CudaPointer> out;
+  for (bool input : {true, false})
+    for (int i : input ? g.data_nodes() : g.output_nodes()) {
+      const AscNode& n = g.nodes[static_cast<size_t>(i)];
+      out.push_back({*cuda_storage_type(n.out.dtype), input,
+                     static_cast<int>(std::get<int64_t>(n.attrs.at("index")))});
+    }
   return out;
 }
 
-std::string cuda_global_function(const std::string& name, const std::vector<std::string>& params,
+std::string cuda_global_function(const std::string& name, const std::vector<CudaPointer>& params,
                                  const std::string& body) {
   std::string p = "const " + name + "_TilingData td";
-  for (const std::string& x : params) p += ", " + x;
+  for (const CudaPointer& x : params) p += ", " + x.decl();
   return "extern \"C\" __global__ void " + name + "_kernel(" + p + ") {\n" +
          "  for (int64_t b = blockIdx.x; b < td.header.block_dim; b += gridDim.x) {\n" + body +
          "  }\n}\n";

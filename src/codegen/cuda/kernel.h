@@ -22,12 +22,22 @@ std::string cuda_kernel_reason(const ascir::AscGraph& g);
 /// source; the TilingData struct printed before it).
 std::string cuda_block_function(const KernelContext& k);
 
-/// The pointer parameters of `k`'s block function: its inputs (in<i>) then its outputs (out<i>).
-std::vector<std::string> cuda_pointer_params(const KernelContext& k);
+/// A tensor parameter of a kernel: element type, whether read, and its index among the inputs
+/// (in<i>) or outputs (out<i>).
+struct CudaPointer {
+  std::string type;
+  bool input = true;
+  int index = 0;
+  std::string name() const { return (input ? "in" : "out") + std::to_string(index); }
+  std::string decl() const { return (input ? "const " : "") + type + "* __restrict__ " + name(); }
+};
+
+/// The pointer parameters of `k`'s block function: its inputs then its outputs, in index order.
+std::vector<CudaPointer> cuda_pointer_params(const KernelContext& k);
 
 /// `extern "C" __global__ void <name>_kernel(const <name>_TilingData td, params...)`: a
 /// grid-stride loop over the TilingData's blocks (block `b`), `body` per block.
-std::string cuda_global_function(const std::string& name, const std::vector<std::string>& params,
+std::string cuda_global_function(const std::string& name, const std::vector<CudaPointer>& params,
                                  const std::string& body);
 
 /// The TilingData struct of `k` (fields as int64_t, `int64_t` a typedef on the device) and its
