@@ -49,8 +49,11 @@ $(STAMPS)/build: $(STAMPS)/apt $(STAMPS)/venv $(SOURCES)
 
 build: $(STAMPS)/build
 
+# The cuda launcher's tests find NVRTC through AUTOFUSE_NVRTC (the venv's wheel; they skip
+# without it).
 test-unit: build
-	$(BUILD)/autofuse_unit_tests --gtest_brief=1
+	AUTOFUSE_NVRTC=$$(ls $(VENV)/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 2>/dev/null | head -1) \
+	  $(BUILD)/autofuse_unit_tests --gtest_brief=1
 
 test-lit: build
 	PATH=$(CURDIR)/$(BUILD):$$PATH $(VENV)/bin/lit -sv tests/lit

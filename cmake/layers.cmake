@@ -17,7 +17,7 @@ endforeach()
 list(SORT AF_TARGET_LAYERS)
 
 set(AF_LAYERS support aten sym graph ascir inductor target schedule fusion codegen ${AF_TARGET_LAYERS} jit
-    runtime backends pipeline)
+    runtime runtime_cuda backends pipeline)
 set(AF_USES_support "")
 set(AF_USES_aten "")               # the ATen op table: what the torch frontend maps to Graph IR
 set(AF_USES_sym support)
@@ -30,6 +30,7 @@ set(AF_USES_fusion schedule)        # CanFuse asks the schedule for a layout
 set(AF_USES_codegen schedule)       # what every target's printer shares
 set(AF_USES_jit target)            # the host CPU keys -march=native builds
 set(AF_USES_runtime target)
+set(AF_USES_runtime_cuda jit)       # the cuda target's launcher: NVRTC and the driver, dlopen'ed
 set(AF_USES_backends ${AF_TARGET_LAYERS})  # the registry: one line per target
 set(AF_USES_pipeline backends fusion jit)
 

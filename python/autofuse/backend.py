@@ -153,6 +153,11 @@ class FxContext:
     example_inputs: List[Any]
     weights: Any
     keep: bool
+    device: torch.device  # where the graph's tensors live (_graph_device)
+
+    @property
+    def on_cpu(self) -> bool:
+        return self.device.type == "cpu"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,15 +178,15 @@ FX_PASSES = (
     FxPass("input_updates", lambda gm, c: input_updates.update_in_place(gm, c.facts.data_updates),
            lambda c: c.tag == "inference"),
     # bf16 convolutions and matmuls in fp32 where the CPU lacks bf16 arithmetic.
-    FxPass("float_normalization", lambda gm, c: float_normalization.upcast_bf16(gm)),
-    # Convolutions in their faster layout (conv_layouts.py).
+    FxPass("float_normalization", lambda gm, c: float_normalization.upcast_bf16(gm), lambda c: c.on_cpu),
+    # Convolutions in oneDNN's faster layout (conv_layouts.py).
     FxPass("channels_last", lambda gm, c: channels_last.to_channels_last(
         gm, c.example_inputs, c.tag, c.weights if c.keep and packed_conv.available() else ()),
-        lambda c: c.config.channels_last),
+        lambda c: c.config.channels_last and c.on_cpu),
     # Subgraphs that read no input, computed once.
     FxPass("constant_folding", lambda gm, c: constant_folding.fold_constants(gm)),
-    # bf16 linear biases moved into the consumer's kernel.
-    FxPass("bias_epilogue", lambda gm, c: bias_epilogue.move_bias_adds(gm)),
+    # bf16 linear biases moved into the consumer's kernel (oneDNN's bf16 bias add is slow).
+    FxPass("bias_epilogue", lambda gm, c: bias_epilogue.move_bias_adds(gm), lambda c: c.on_cpu),
     # Reshapes and permutes moved past elementwise ops to the graph's boundary.
     FxPass("view_motion", lambda gm, c: view_motion.move_views(gm)),
     # Inference convolutions on kept oneDNN packs.
@@ -213,12 +218,12 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     settings = settings if settings is not None else config.fusion_settings()
     if not settings["enable_autofuse"]:
         return _fallback(rec, gm, "autofuse is off (--enable_autofuse=false)", False)
-    devices = {a.device.type for a in example_inputs if isinstance(a, torch.Tensor)}
-    if devices - {"cpu"}:
-        return _fallback(rec, gm, f"inputs on {sorted(devices - {'cpu'})} (autofuse targets the CPU)", False)
+    device, why = _graph_device(example_inputs, config)
+    if why:
+        return _fallback(rec, gm, why, False)
     try:
-        weights, keep = _weight_inputs(config, tag, gm, facts)
-        ctx = FxContext(config, tag, facts, example_inputs, weights, keep)
+        weights, keep = _weight_inputs(config, tag, gm, facts) if device.type == "cpu" else ([], False)
+        ctx = FxContext(config, tag, facts, example_inputs, weights, keep, device)
         for fx_pass in FX_PASSES:
             if fx_pass.when(ctx):
                 gm = fx_pass.run(gm, ctx)
@@ -236,6 +241,9 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
 
     before = _C.stats()
     start = time.perf_counter()
+    options = config.compile_options()
+    if device.type == "cuda":
+        options["target"] = "cuda"
     try:
         program = _C.compile(
             tr.graph,
@@ -243,7 +251,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
             enable_fusion=config.enable_fusion,
             flags=settings["flags"],
             log=lambda line: logger.debug("%s: %s", name, line),
-            **config.compile_options(),
+            **options,
         )
     except (_C.CompileError, _C.ToolchainError) as e:
         if not config.fallback_on_error:
@@ -261,7 +269,7 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
     if rec.num_kernels == 0:
         return _fallback(rec, gm, "the compiler made no kernels", False)
     try:
-        runner = Executor(tr, program, gm.forward, name)
+        runner = Executor(tr, program, gm.forward, name, device)
     except (ExecutorError, KeyError) as e:
         if not config.fallback_on_error:
             raise
@@ -274,6 +282,32 @@ def _compile_graph(gm: torch.fx.GraphModule, example_inputs: List[Any], config: 
         name, rec.num_kernels, fused_op_count(rec), rec.fx_ops, rec.compile_seconds,
         rec.cxx_compiles, rec.cache_hits)
     return make_boxed_func(runner)
+
+
+def _graph_device(example_inputs: List[Any], config: CompilerConfig) -> Tuple[torch.device, str]:
+    """(the device of the graph's tensors, "" or why autofuse leaves the graph to eager): CPU
+    graphs compile for the configured target, except cuda, whose kernels read device memory;
+    graphs on one CUDA device compile for the cuda target where this process can run its
+    kernels (a CUDA driver, a device and NVRTC); other devices and mixed ones stay eager."""
+    devices = {a.device for a in example_inputs if isinstance(a, torch.Tensor)}
+    types = {d.type for d in devices}
+    cpu = torch.device("cpu")
+    if types <= {"cpu"}:
+        if config.target == "cuda":
+            return cpu, "the cuda target compiles graphs of CUDA tensors; this one's are on the CPU"
+        return cpu, ""
+    if types != {"cuda"} or len(devices) != 1:
+        names = sorted(str(d) for d in devices)
+        return cpu, f"inputs on {names} (autofuse compiles graphs on the CPU or on one CUDA device)"
+    from . import _C
+
+    device = next(iter(devices))
+    why = _C.cuda_unavailable()
+    if why:
+        return device, f"inputs on {device}, and the cuda target cannot run here: {why}"
+    if device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device, ""
 
 
 def _weight_inputs(config: CompilerConfig, tag: str, gm: torch.fx.GraphModule,

@@ -119,9 +119,11 @@ class ExecutorError(RuntimeError):
 class Executor:
     """Callable running one compiled graph; `fallback` is the eager graph module."""
 
-    def __init__(self, tr: Translation, program: Any, fallback: Callable[..., Any], name: str):
+    def __init__(self, tr: Translation, program: Any, fallback: Callable[..., Any], name: str,
+                 device: torch.device = torch.device("cpu")):
         self.name = name
         self.program = program
+        self.device = device  # where the graph's tensors live: cpu, or cuda (launch_cuda)
         self.fallback = fallback
         self.nodes = tr.nodes
         self.symbols = tr.symbols
@@ -241,11 +243,12 @@ class Executor:
                 names.append(name)
         return f"autofuse::{self.name}.k{k} {'+'.join(names)}"
 
-    @staticmethod
-    def _kernel_out(slot: int, t: TType) -> tuple:
+    def _kernel_out(self, slot: int, t: TType) -> tuple:
         """(slot, shape, strides, dtype, pool or None) of a kernel output (or an eager op's out=
-        tensor): static outputs of 1 MiB or more, and every dynamic one, get a pool
-        (_OutputPool.take / take_sized)."""
+        tensor): on the CPU, static outputs of 1 MiB or more, and every dynamic one, get a pool
+        (_OutputPool.take / take_sized); on a GPU none does (its caching allocator recycles)."""
+        if self.device.type != "cpu":
+            return (slot, tuple(t.shape), tuple(t.strides), t.dtype, None)
         if not t.is_static():
             return (slot, tuple(t.shape), tuple(t.strides), t.dtype, _OutputPool((), (), t.dtype))
         nbytes = t.dtype.itemsize
@@ -381,8 +384,10 @@ class Executor:
 
     def _print(self, labels: Optional[Dict[int, str]] = None) -> Tuple[str, Callable]:
         try:
+            cuda = self.device.type == "cuda"
             return print_run(self._steps, self._inputs, self._outputs, self._template, self.symbols,
-                             self._read_symbols, self.program.launch, labels)
+                             self._read_symbols, self.program.launch_cuda if cuda else self.program.launch,
+                             labels, self.device)
         except ValueError as e:
             raise ExecutorError(str(e))
 

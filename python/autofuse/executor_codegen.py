@@ -41,7 +41,7 @@ _SYMBOL = re.compile(r"[a-z]+[0-9]+")  # Dynamo's size symbols: s0, s27, u3 (loc
 
 def _relayout(v: torch.Tensor, shape: tuple, strides: tuple, dtype: torch.dtype) -> torch.Tensor:
     """A copy of v in the layout and dtype its type promised."""
-    fixed = torch.empty_strided(shape, strides, dtype=dtype)
+    fixed = torch.empty_strided(shape, strides, dtype=dtype, device=v.device)
     fixed.copy_(v)
     return fixed
 
@@ -115,13 +115,24 @@ def _eager_call(p: _Printer, j: int, s: int, run: Callable, guard: Optional[tupl
             f"env[{s}] = v"]
 
 
+def _cuda_stream_fn(device: torch.device) -> Callable[[], int]:
+    """() -> the address of torch's current CUDA stream on `device` (what kernels launch on)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return lambda: raw(index)
+    return lambda: torch.cuda.current_stream(index).cuda_stream
+
+
 def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[Tuple[bool, Any]],
               template: list, symbols: Sequence[str], read_symbols: Optional[SymbolReader],
-              launch: Callable, labels: Optional[Dict[int, str]] = None) -> Tuple[str, Callable]:
+              launch: Callable, labels: Optional[Dict[int, str]] = None,
+              device: Optional[torch.device] = None) -> Tuple[str, Callable]:
     """(source, function args -> outputs) running `steps` as executor.Executor describes them;
-    kernels run through `launch` (the program's Program.launch). Shapes, strides and size
-    arguments are printed as expressions over the symbols, which are locals of the function.
-    `labels` (kernel -> name): each launch runs inside a torch.profiler event of that name."""
+    kernels run through `launch` (the program's Program.launch; on a CUDA `device`, its
+    launch_cuda, on torch's current stream). Shapes, strides and size arguments are printed as
+    expressions over the symbols, which are locals of the function. `labels` (kernel -> name):
+    each launch runs inside a torch.profiler event of that name."""
     for name in symbols:
         if not _SYMBOL.fullmatch(name):
             raise ValueError(f"size symbol {name!r} is not a plain name")
@@ -129,7 +140,13 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
     p.bind("template", template)
     p.bind("launch", launch)
     p.bind("get_num_threads", torch.get_num_threads)
-    p.bind("empty_strided", _empty_strided)
+    cuda = device is not None and device.type == "cuda"
+    if cuda:
+        p.bind("empty_strided", lambda shape, strides, dtype: torch.empty_strided(
+            shape, strides, dtype=dtype, device=device))
+        p.bind("current_stream", _cuda_stream_fn(device))
+    else:
+        p.bind("empty_strided", _empty_strided)
     p.bind("reinterpret", reinterpret)
     p.bind("relayout", _relayout)
     p.bind("record_function", torch.profiler.record_function)
@@ -143,7 +160,10 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
     p.emit("env[-1] = syms")
     for i, slot in enumerate(inputs):
         p.emit(f"env[{slot}] = args[{i}]")
-    p.emit("nthreads = get_num_threads()")
+    if cuda:
+        p.emit("stream = current_stream()")
+    else:
+        p.emit("nthreads = get_num_threads()")
     for j, step in enumerate(steps):
         tag = step[0]
         if tag == KERNEL:
@@ -152,7 +172,8 @@ def print_run(steps: Sequence[tuple], inputs: Sequence[int], outputs: Sequence[T
             for n, (s, shape, strides, dtype, pool) in enumerate(outs):
                 p.emit(f"env[{s}] = " + _allocation(p, f"{j}_{n}", shape, strides, dtype, pool))
                 ptrs.append(_ptr(s, 0))
-            call = f"launch({k}, [{', '.join(ptrs)}], {py_text(syms_of)}, nthreads)"
+            where = f"{device.index or 0}, stream" if cuda else "nthreads"
+            call = f"launch({k}, [{', '.join(ptrs)}], {py_text(syms_of)}, {where})"
             if labels is None:
                 p.emit(call)
             else:

@@ -182,6 +182,10 @@ void check_faults(const af::KernelHandle& h) {
 /// Runs kernel k: ptrs = data pointers of its inputs then outputs, syms = its size symbols.
 void launch(const Program& p, int k, nb::handle ptrs, nb::handle syms, int nthreads) {
   const af::KernelHandle& h = kernel_at(p, k);
+  if (!h.kernel_fn)
+    throw nb::value_error(("kernel " + h.name + " is a " + h.target +
+                           " kernel, not a host one (launch_cuda runs cuda kernels)")
+                              .c_str());
   IntArgs<uintptr_t> addr(ptrs, "ptrs");
   IntArgs<int64_t> symbols(syms, "syms");
   if (addr.size() != static_cast<size_t>(h.num_inputs + h.num_outputs))
@@ -459,6 +463,7 @@ Program* make_program(af::CompiledProgram prog, const af::CompileOptions& opts,
   auto program = std::make_unique<Program>();
   program->target = opts.target;
   program->prog = std::move(prog);
+  add_cuda_kernels(*program, opts);
   if (!tuning_file.empty()) {
     program->tuning = tuning_table(tuning_file);
     for (size_t i = 0; i < program->prog.kernels.size(); ++i)
@@ -470,12 +475,14 @@ Program* make_program(af::CompiledProgram prog, const af::CompileOptions& opts,
 void bind_linear_rows(nb::module_& m);  // linear_rows.cpp
 void bind_ascir(nb::module_& m);        // ascir.cpp
 void bind_aten(nb::module_& m);         // aten.cpp
+void bind_cuda(nb::module_& m);         // cuda.cpp
 
 NB_MODULE(_C, m) {
   m.doc() = "autofuse C++ core: Graph IR text -> fused, compiled CPU kernels";
   bind_linear_rows(m);
   bind_ascir(m);
   bind_aten(m);
+  bind_cuda(m);
   // Programs live in Dynamo's caches until interpreter exit; that is not a leak worth a warning.
   nb::set_leak_warnings(false);
 #ifdef AUTOFUSE_VERSION
@@ -628,7 +635,12 @@ NB_MODULE(_C, m) {
            "What a launch of kernel k would use: {block_dim, tiling_key, cores, ub_bytes, "
            "source} (source: 'tuned', 'untuned' or 'unmeasured'); runs and measures nothing.")
       .def("launch", &launch, nb::arg("k"), nb::arg("ptrs"), nb::arg("syms"), nb::arg("nthreads"),
-           "Runs kernel k on data pointers (inputs then outputs) with size symbol values.");
+           "Runs kernel k on data pointers (inputs then outputs) with size symbol values.")
+      .def("launch_cuda", &launch_cuda, nb::arg("k"), nb::arg("ptrs"), nb::arg("syms"),
+           nb::arg("device"), nb::arg("stream"),
+           "Runs cuda kernel k on device pointers (inputs then outputs) with size symbol values, "
+           "on CUDA device `device`'s stream `stream` (a CUstream address; torch's current "
+           "stream), asynchronously. Raises ToolchainError or CompileError.");
 
   m.def("compile", &compile, nb::arg("graph"), nb::arg("dump_dir") = "", nb::arg("cache_dir") = "",
         nb::arg("cxx") = "g++", nb::arg("enable_fusion") = true, nb::arg("log") = nb::none(),

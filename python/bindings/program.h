@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pipeline/pipeline.h"
+#include "runtime/cuda/launcher.h"
 #include "runtime/tuning.h"
 #include "target/target.h"
 
@@ -19,7 +20,16 @@ struct Program {
   std::shared_ptr<af::runtime::TuningTable> tuning;
   /// Per kernel, the choices its tuned launches used (the fast path in front of `tuning`).
   std::vector<std::shared_ptr<af::runtime::KernelTuningCache>> tuned;
+  /// Per kernel, its launcher when the cuda target printed it (else null): launch_cuda.
+  std::vector<std::shared_ptr<af::runtime::cuda::CudaKernel>> cuda;
 };
+
+/// Fills p.cuda for p's kernels (cuda.cpp).
+void add_cuda_kernels(Program& p, const af::CompileOptions& opts);
+
+/// Runs cuda kernel k of `p` on device `device`'s stream `stream` (cuda.cpp).
+void launch_cuda(const Program& p, int k, const std::vector<uintptr_t>& ptrs,
+                 const std::vector<int64_t>& syms, int device, uintptr_t stream);
 
 /// The options every compile entry takes, from its keyword arguments: `log` (a callable or None)
 /// receives the pipeline's lines; `isa` ("" = the host's best) picks the kernels' vector ISA, one

@@ -43,7 +43,7 @@ target::Target configure_target(target::Target host, std::string_view name,
 std::vector<const codegen::Backend*> backend_chain(const target::Target& t) {
   const codegen::Backend& preferred = find_backend(t.device.target);
   std::vector<const codegen::Backend*> chain = {&preferred};
-  if (preferred.name() != "cpu") chain.push_back(&find_backend("cpu"));
+  if (preferred.name() != "cpu" && preferred.host_fallback()) chain.push_back(&find_backend("cpu"));
   return chain;
 }
 

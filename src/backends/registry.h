@@ -25,7 +25,8 @@ target::Target configure_target(target::Target host, std::string_view name,
                                 const std::map<std::string, std::string>& options = {});
 
 /// The backends that print `t`'s kernels, preferred first: its device's target, then cpu (which
-/// takes every kernel) when that is another.
+/// takes every kernel) when that is another whose kernels may fall back to the host
+/// (Backend::host_fallback); without cpu, a kernel the chain refuses runs as ATen ops.
 std::vector<const codegen::Backend*> backend_chain(const target::Target& t);
 
 }  // namespace af::backends

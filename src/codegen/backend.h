@@ -28,6 +28,9 @@ struct Toolchain {
   /// A module export `int64_t (*)(char* buf, int64_t cap)` returning the log of the device
   /// rules its kernels broke since the last call (ascendc_emu's), or "" when it has none.
   std::string violations_symbol;
+  /// Whether the module exports each kernel's blocks as the host function `K_kernel` (cpu,
+  /// ascendc_emu); false: the module holds device code its target's launcher loads (cuda).
+  bool host_kernels = true;
 };
 
 /// One option a target takes (autofuse-opt --<name>=, the bindings' `options`).
@@ -53,12 +56,22 @@ class Backend {
   virtual std::string_view name() const = 0;
   /// One line: what its kernels become.
   virtual std::string_view summary() const = 0;
+  /// Whether a kernel it cannot print may run on the host instead (the cpu target's C++): true
+  /// where the host reads its data (cpu; ascendc, run by ascendc_emu here); false where the
+  /// data lives in device memory (cuda): such a kernel's ops run as ATen ops.
+  virtual bool host_fallback() const { return true; }
   /// The options it takes; configure sees only these.
   virtual std::vector<TargetOption> options() const { return {}; }
   /// The device its kernels are printed for under `options` (each one of options()); throws
   /// CompileError naming the choices for a value it does not know.
   virtual target::Device configure(const std::map<std::string, std::string>& options) const = 0;
 
+  /// Why none of its kernels can hold the nodes of unscheduled kernel `g` (a dtype or an op it
+  /// has no form for), "" when one can: asked of the one-op kernels before fusion where the
+  /// target has no host fallback, so that such ops run as ATen ops and fuse with nothing.
+  virtual std::string node_reason(const ascir::AscGraph& g, const target::Target& t) const {
+    return "";
+  }
   /// Why it cannot print kernel unit `u` for `t` ("" when it can): an op, dtype, layout or
   /// schedule it has no mapping for, a tile that does not fit its on-chip budget.
   virtual std::string reason(const KernelUnit& u, const target::Target& t) const = 0;

@@ -235,17 +235,6 @@ FusedNode concat_step(const graph::Graph& g, int node, bool round_results) {
   return step;
 }
 
-FusedNode opaque_step(const graph::Graph& g, int node, std::string reason) {
-  FusedNode s;
-  s.kind = FusedNode::Kind::Opaque;
-  s.name = g.nodes[node].name;
-  s.ops = {node};
-  s.inputs = g.nodes[node].operands;
-  s.outputs = {node};
-  s.reason = std::move(reason);
-  return s;
-}
-
 /// Why reduce node `node` reduces nothing: a reduced dim of size 0; else nullopt.
 std::optional<std::string> empty_reduction(const graph::Graph& g, int node) {
   const graph::Node& n = g.nodes[node];
@@ -379,6 +368,17 @@ FusedGraph lower(const graph::Graph& g, const FusionOptions& opts) {
   }
   renumber_kernels(fg);
   return fg;
+}
+
+FusedNode opaque_step(const graph::Graph& g, int node, std::string reason) {
+  FusedNode s;
+  s.kind = FusedNode::Kind::Opaque;
+  s.name = g.nodes[node].name;
+  s.ops = {node};
+  s.inputs = g.nodes[node].operands;
+  s.outputs = {node};
+  s.reason = std::move(reason);
+  return s;
 }
 
 }  // namespace af::fusion

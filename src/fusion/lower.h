@@ -24,6 +24,9 @@ namespace af::fusion {
 /// operand.
 FusedGraph lower(const graph::Graph& g, const FusionOptions& opts = {});
 
+/// The step leaving node `node` of `g` to ATen (the frontend runs it), with `reason`.
+FusedNode opaque_step(const graph::Graph& g, int node, std::string reason);
+
 /// Why node `node` of `g` cannot run in a generated kernel under `opts` (a disabled pass, a
 /// concat of more operands than max_inputs or 16 segments), else its kernel_reason.
 std::optional<std::string> not_fusible_reason(const graph::Graph& g, int node,

@@ -10,9 +10,7 @@
 #include "support/error.h"
 
 namespace af::jit {
-namespace {
 
-/// The real path of the shared object or executable this function is linked into.
 std::string containing_object() {
   Dl_info info{};
   const char* path = "/proc/self/exe";  // the main program: dladdr names it by argv[0] or ""
@@ -22,6 +20,8 @@ std::string containing_object() {
   char buf[PATH_MAX];
   return realpath(path, buf) ? std::string(buf) : std::string();
 }
+
+namespace {
 
 bool has_headers(const std::string& dir) {
   return access((dir + "/autofuse_cpu.h").c_str(), R_OK) == 0;

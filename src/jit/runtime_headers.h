@@ -7,6 +7,10 @@
 
 namespace af::jit {
 
+/// The real path of the shared object or executable the core is linked into (autofuse/_C*.so,
+/// autofuse-opt); "" when unknown.
+std::string containing_object();
+
 /// The directory holding autofuse_cpu.h for kernel compiles, searched once per process: the
 /// `include` directory beside the shared object or executable containing the core (an
 /// installed wheel: autofuse/_C*.so and autofuse/include, autofuse/bin/autofuse-opt and

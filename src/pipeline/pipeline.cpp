@@ -102,19 +102,22 @@ jit::CompileRequest compile_request(const CompileOptions& opts, const std::strin
   return req;
 }
 
-/// The backend of `chain` that prints `u`: the first that can (the last, cpu, takes every one).
-/// `passed` (may be null) gets a line per backend passed over, with its reason.
+/// The backend of `chain` that prints `u`: the first that can (a chain ending in cpu prints every
+/// kernel), or chain.size() when none can. `passed` (may be null) gets a line per backend passed
+/// over, with its reason.
 size_t backend_for(const codegen::KernelUnit& u, const std::vector<const codegen::Backend*>& chain,
                    const target::Target& t, std::vector<std::string>* passed) {
-  size_t b = 0;
-  for (; b + 1 < chain.size(); ++b) {
+  for (size_t b = 0; b < chain.size(); ++b) {
     std::string why = chain[b]->reason(u, t);
-    if (why.empty()) break;
+    if (why.empty()) return b;
     if (passed)
-      passed->push_back("kernel " + u.name + " keeps the " + std::string(chain[b + 1]->name()) +
-                        " target: " + why);
+      passed->push_back("kernel " + u.name +
+                        (b + 1 < chain.size()
+                             ? " keeps the " + std::string(chain[b + 1]->name()) + " target: "
+                             : " runs as ATen ops: ") +
+                        why);
   }
-  return b;
+  return chain.size();
 }
 
 /// What the kernel index (jit/kernel_index.h) knows kernel `u` by: the backend that prints it
@@ -177,11 +180,12 @@ void load_kernels(CompiledProgram& prog, const std::vector<codegen::KernelUnit>&
     h.num_outputs = k.num_outputs;
     h.key = jit::Hasher128().field(prog.source).field(k.name).digest().hex();
     h.tiling_fn = mod.symbol(symbol + "_tiling");
-    h.kernel_fn = mod.symbol(symbol + "_kernel");
     h.target = k.target;
-    std::string violations =
-        backends::find_backend(k.target).toolchain(opts.target).violations_symbol;
-    if (!violations.empty()) h.violations_fn = mod.symbol(violations);
+    h.module = found[i]->module;
+    h.symbol = symbol;
+    const codegen::Toolchain tc = backends::find_backend(k.target).toolchain(opts.target);
+    if (tc.host_kernels) h.kernel_fn = mod.symbol(symbol + "_kernel");
+    if (!tc.violations_symbol.empty()) h.violations_fn = mod.symbol(tc.violations_symbol);
     h.index_fault_fn = mod.find_symbol(codegen::kTakeIndexFault);
     h.zero_division_fn = mod.find_symbol(codegen::kTakeZeroDivision);
     prog.kernels.push_back(std::move(h));
@@ -202,21 +206,82 @@ void finish(const CompiledProgram& prog, const CompileOptions& opts, const std::
 
 }  // namespace
 
+namespace {
+
+/// The KernelUnit of kernel step `n`.
+codegen::KernelUnit kernel_unit(const fusion::FusedNode& n) {
+  codegen::KernelUnit u{n.name, n.kernel_graphs(), {}, {}, 0, 0};
+  if (n.is_concat()) {
+    u.num_inputs = static_cast<int>(n.inputs.size());
+    u.num_outputs = static_cast<int>(n.outputs.size());
+    for (const auto& seg : n.segments) {
+      u.input_map.push_back(positions(seg.inputs, n.inputs));
+      u.output_map.push_back(positions(seg.outputs, n.outputs));
+    }
+  }
+  return u;
+}
+
+/// The kernel steps of `fg` for which `why` gives a reason, given back to ATen: one opaque step
+/// per op, in graph order, each with its `why` line, which given_back also gets.
+template <typename Why>
+void give_back_to_aten(fusion::FusedGraph& fg, Why why, std::vector<std::string>& given_back) {
+  std::vector<fusion::FusedNode> nodes;
+  for (fusion::FusedNode& n : fg.nodes) {
+    std::string line = n.kind == fusion::FusedNode::Kind::Kernel ? why(n) : "";
+    if (line.empty()) {
+      nodes.push_back(std::move(n));
+      continue;
+    }
+    given_back.push_back(line);
+    std::vector<int> ops = n.ops;
+    std::sort(ops.begin(), ops.end());
+    for (int op : ops) nodes.push_back(fusion::opaque_step(fg.source, op, line));
+  }
+  fg.nodes = std::move(nodes);
+}
+
+/// Before fusion, on a chain that cannot fall back to the host: the one-op kernels whose node no
+/// backend of the chain has a form for (Backend::node_reason) run as ATen ops.
+void aten_where_no_node_form(CompiledProgram& prog, const CompileOptions& opts) {
+  const std::vector<const codegen::Backend*> chain = backends::backend_chain(opts.target);
+  if (chain.back()->host_fallback()) return;
+  give_back_to_aten(
+      prog.fused,
+      [&](const fusion::FusedNode& n) -> std::string {
+        std::string why;
+        for (const ascir::AscGraph* g : n.kernel_graphs())
+          for (const codegen::Backend* b : chain) {
+            why = b->node_reason(*g, opts.target);
+            if (why.empty()) break;
+          }
+        const graph::Node& op = prog.fused.source.nodes.at(static_cast<size_t>(n.ops.at(0)));
+        return why.empty() ? "" : "%" + op.name + " runs as an ATen op: " + why;
+      },
+      prog.given_back);
+}
+
+/// After scheduling: the kernels no backend of opts.target's chain prints (only a chain without
+/// cpu refuses one) run as ATen ops.
+void aten_where_refused(CompiledProgram& prog, const CompileOptions& opts) {
+  const std::vector<const codegen::Backend*> chain = backends::backend_chain(opts.target);
+  give_back_to_aten(
+      prog.fused,
+      [&](const fusion::FusedNode& n) -> std::string {
+        std::vector<std::string> passed;
+        return backend_for(kernel_unit(n), chain, opts.target, &passed) < chain.size()
+                   ? ""
+                   : passed.back();
+      },
+      prog.given_back);
+}
+
+}  // namespace
+
 std::vector<codegen::KernelUnit> kernel_units(const fusion::FusedGraph& fused) {
   std::vector<codegen::KernelUnit> units;
-  for (const auto& n : fused.nodes) {
-    if (n.kind != fusion::FusedNode::Kind::Kernel) continue;
-    codegen::KernelUnit u{n.name, n.kernel_graphs(), {}, {}, 0, 0};
-    if (n.is_concat()) {
-      u.num_inputs = static_cast<int>(n.inputs.size());
-      u.num_outputs = static_cast<int>(n.outputs.size());
-      for (const auto& seg : n.segments) {
-        u.input_map.push_back(positions(seg.inputs, n.inputs));
-        u.output_map.push_back(positions(seg.outputs, n.outputs));
-      }
-    }
-    units.push_back(std::move(u));
-  }
+  for (const auto& n : fused.nodes)
+    if (n.kind == fusion::FusedNode::Kind::Kernel) units.push_back(kernel_unit(n));
   return units;
 }
 
@@ -233,11 +298,18 @@ namespace {
 /// The pipeline from Codegen on, for scheduled kernels: codegen, jit, stopping after `last`.
 void from_codegen(CompiledProgram& prog, const CompileOptions& opts, const std::string& name,
                   Stage last, std::chrono::steady_clock::time_point start) {
+  // Kernels the target's chain cannot print, where the host cannot run them, go back to ATen.
+  aten_where_refused(prog, opts);
+  std::string given_back;
+  for (const std::string& line : prog.given_back) {
+    log(opts, name + ": " + line);
+    given_back += "// " + line + "\n";
+  }
   // One translation unit for every kernel of the graph: C++ for the CPU, or Ascend C for each
   // kernel the Ascend C emitter can print and C++ for the rest.
   std::vector<codegen::KernelUnit> kernels = kernel_units(prog.fused);
   codegen::EmittedSource src = program_source(kernels, opts, name);
-  prog.source = src.code;
+  prog.source = given_back + src.code;
   dump(opts, name, "cpp", [&] { return prog.source; });
   if (last == Stage::Codegen || kernels.empty()) return;
 
@@ -292,6 +364,7 @@ CompiledProgram compile(const graph::Graph& g, const CompileOptions& opts, Stage
     return prog;
   }
   prog.fused = fusion::lower(simplified, fusion_opts);
+  aten_where_no_node_form(prog, opts);
   dump(opts, name, "lowered.txt", [&] { return fusion::print(prog.fused); });
   if (last == Stage::Lower) return prog;
 
@@ -313,6 +386,7 @@ CompiledProgram compile_fused(fusion::FusedGraph lowered, const CompileOptions& 
     for (const ascir::AscGraph* k : step.kernel_graphs()) ascir::verify(*k);
   prog.fused = std::move(lowered);
   if (last < Stage::Fuse) return prog;
+  aten_where_no_node_form(prog, opts);
   prog.fused = fusion::fuse(std::move(prog.fused), effective_fusion(opts, name));
   dump(opts, name, "fused.txt", [&] { return fusion::print(prog.fused); });
   if (last == Stage::Fuse) return prog;

@@ -43,10 +43,12 @@ struct KernelHandle {
   std::vector<std::string> symbols;  // size symbols passed at launch, in this order
   int num_inputs = 0;
   int num_outputs = 0;
-  std::string key;             // hash of the program source and the kernel name (tuning key)
-  void* tiling_fn = nullptr;   // af_tiling_fn
-  void* kernel_fn = nullptr;   // af_kernel_fn
-  std::string target = "cpu";  // the registered target whose backend printed it
+  std::string key;            // hash of the program source and the kernel name (tuning key)
+  void* tiling_fn = nullptr;  // af_tiling_fn
+  void* kernel_fn = nullptr;  // af_kernel_fn; nullptr for a device kernel (Toolchain::host_kernels)
+  std::string target = "cpu";                 // the registered target whose backend printed it
+  std::shared_ptr<jit::LoadedModule> module;  // the module holding it
+  std::string symbol;                         // its C name there (K of K_tiling)
   /// int64_t (*)(char*, int64_t): the log of the device rules the kernel's module broke since
   /// the last call (its backend's Toolchain::violations_symbol: ascendc_emu's); nullptr when
   /// its backend has none.
@@ -69,6 +71,9 @@ struct CompiledProgram {
   /// other programs that held some of its kernels already (jit/kernel_index.h).
   std::vector<std::shared_ptr<jit::LoadedModule>> modules;
   CompileStats stats;
+  /// A line per op or kernel the target could not print, where the host cannot run its kernels
+  /// (Backend::host_fallback), given back to ATen ("%y runs as an ATen op: ...").
+  std::vector<std::string> given_back;
 };
 
 /// The pipeline's stages, in pass-list order (pipeline.cpp): a driver stops after one

@@ -44,9 +44,7 @@ std::string literal(const AscNode& n) {
 
 }  // namespace
 
-std::string cuda_kernel_reason(const AscGraph& g) {
-  if (!g.schedule) return "the kernel is not scheduled";
-  const ascir::ScheduleFamily family = g.schedule->family;
+std::string cuda_node_reason(const AscGraph& g) {
   for (const AscNode& n : g.nodes) {
     if (!cuda_lane_type(n.out.dtype))
       return "%" + n.name + " is " + std::string(dtype_name(n.out.dtype)) +
@@ -63,6 +61,13 @@ std::string cuda_kernel_reason(const AscGraph& g) {
     if (!cuda_lane_type(t) || !cuda_op_expr(n.op, t, placeholder_args(n.inputs.size()), n.attrs))
       return "%" + n.name + ": no CUDA form of " + n.op + " on " + std::string(dtype_name(t));
   }
+  return "";
+}
+
+std::string cuda_kernel_reason(const AscGraph& g) {
+  if (!g.schedule) return "the kernel is not scheduled";
+  const ascir::ScheduleFamily family = g.schedule->family;
+  if (std::string why = cuda_node_reason(g); !why.empty()) return why;
   try {
     KernelContext k = analyze_kernel(g, kernel_c_name(g.name));
     if (family == ascir::ScheduleFamily::ReduceInner &&

@@ -12,6 +12,11 @@
 
 namespace af::codegen {
 
+/// Why no CUDA kernel can hold the nodes of kernel `g`, scheduled or not ("" when one can): a
+/// node (a gather, an integer division, an integer or bool reduction) or a dtype without a CUDA
+/// form.
+std::string cuda_node_reason(const ascir::AscGraph& g);
+
 /// Why the CUDA printer cannot print scheduled kernel `g` ("" when it can): a row reduction over
 /// several dims, a node (a gather, an integer division, an integer or bool reduction) or a dtype
 /// without a CUDA form.
