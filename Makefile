@@ -15,7 +15,7 @@ export PATH := /usr/lib/llvm-14/bin:$(PATH)
 export OMP_NUM_THREADS ?= 2
 
 .PHONY: all deps build test test-unit test-lit test-python test-wheel test-models fuzz opinfo sanitize demo bench-smoke \
-  bench-ops bench-dynamic bench-tuning bench-conv-layouts bench-models bench-generate check-cann golden-update format clean
+  bench-ops bench-dynamic bench-tuning bench-conv-layouts bench-models bench-generate check-cann gpu-check golden-update format clean
 
 all: build
 
@@ -213,3 +213,10 @@ format:
 
 clean:
 	rm -rf build $(STAMPS)
+
+# The cuda target on a GPU machine (issue 44; never part of `make test`): builds into that
+# machine's own python3 (no venv, no network), runs the cuda tests and a fuzz slice against eager
+# on the GPU and times bench-models' five models (tools/gpu_check.sh; about 8 minutes on one H100
+# or H200). Where there is no GPU the tests skip with the reason and the benchmark says why.
+gpu-check:
+	tools/gpu_check.sh
