@@ -75,12 +75,12 @@ TEST(CudaLauncher, AGraphCompiledForCudaHasDeviceKernelsWithHostTilingAndThreads
   alignas(64) unsigned char td[AF_MAX_TILING_DATA_BYTES];
   const int64_t small[] = {4, 300};
   CudaKernel::Geometry g = k.geometry(small, h100, td);
-  EXPECT_EQ(g.threads, 256);  // 300 elements a tile, a warp multiple up to 256
+  EXPECT_EQ(g.threads, 96);   // 300 elements a tile, 4 a thread: 75, rounded up to warps
   EXPECT_GE(g.block_dim, 4);  // a row is at least one block
   EXPECT_EQ(g.grid, g.block_dim);
   const int64_t big[] = {100000, 300};
   g = k.geometry(big, h100, td);
-  EXPECT_EQ(g.grid, 132 * 8);  // capped at what the SMs keep resident; the grid strides
+  EXPECT_EQ(g.grid, 132 * (2048 / 96));  // what the SMs keep resident; the grid strides
   EXPECT_GE(g.block_dim, 100000);
   const int64_t none[] = {0, 300};
   EXPECT_EQ(k.geometry(none, h100, td).grid, 0);
@@ -161,7 +161,7 @@ TEST(CudaLauncher, LaunchesGoThroughTheDriverOnTheCallersStreamWithOneModuleLoad
   EXPECT_EQ(loads() - loads_before, 1);  // the module's cubin loaded once for the context
   SeenLaunch s = seen(before);
   EXPECT_EQ(s.function, h.symbol + "_kernel");
-  EXPECT_EQ(s.threads, 256u);
+  EXPECT_EQ(s.threads, 96u);
   EXPECT_EQ(static_cast<int64_t>(s.grid), s.header.block_dim);
   EXPECT_EQ(s.stream, reinterpret_cast<void*>(0x77));
   EXPECT_EQ(s.pointers[0], args[0]);

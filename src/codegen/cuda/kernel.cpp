@@ -1,8 +1,11 @@
 // The CUDA kernel and tiling printer (kernel.h).
 #include "codegen/cuda/kernel.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "codegen/cuda/ops.h"
 #include "codegen/tiling_data.h"
@@ -79,6 +82,28 @@ std::string cuda_kernel_reason(const AscGraph& g) {
   return "";
 }
 
+namespace {
+
+/// Whether data or store node `n` of `k` moves the elements of a tile contiguously (lane stride
+/// 1 on the full nest).
+bool moves_contiguously(const KernelContext& k, const AscNode& n) {
+  return (n.op == "data" || n.op == "store") && n.sched_axes == k.nest &&
+         lane_stride(k, n) == sym::Expr(1);
+}
+
+/// The elements a thread of kernel `k` moves at a time where aligned: 16 bytes of the widest
+/// element the tile reads or writes contiguously (f32: 4, bf16: 8); 1 when it moves none so.
+int vector_lanes(const KernelContext& k) {
+  if (k.g->schedule && k.g->schedule->family == ascir::ScheduleFamily::ReduceOuter)
+    return 1;  // a thread per column: its loads stride over rows
+  int64_t widest = 0;
+  for (const AscNode& n : k.g->nodes)
+    if (moves_contiguously(k, n)) widest = std::max<int64_t>(widest, dtype_size(n.out.dtype));
+  return widest ? static_cast<int>(16 / widest) : 1;
+}
+
+}  // namespace
+
 std::string cuda_tiling_data(const KernelContext& k) {
   std::vector<TilingField> fields = nest_tiling_fields(k, "tile size (elements)");
   fields.push_back({"int64_t", "threads", "threads per thread block"});
@@ -102,7 +127,9 @@ std::string cuda_tiling_function(const KernelContext& k) {
   f += "  const int64_t " + block + " = 1;\n";
   f += "  td->" + tile + " = " + tile + ";\n";
   f += "  td->" + block + " = " + block + ";\n";
-  f += "  td->threads = af_min((" + tile + " + 31) / 32 * 32, 256);\n";
+  const std::string lanes = std::to_string(vector_lanes(k));  // a thread's elements at a time
+  f += "  td->threads = af_min(((" + tile + " + " + lanes + " - 1) / " + lanes +
+       " + 31) / 32 * 32, 256);\n";
   f += "  td->header.block_dim = " + cpp_expr(k, g.axis(k.block_outer).size) + ";\n";
   f += "  td->header.tiling_key = " + std::to_string(g.schedule->tiling_key) + ";\n";
   f += "}\n";
@@ -179,9 +206,82 @@ class KernelPrinter {
     line(depth_,
          "const int64_t n = " + loop_extent(k_, idx, k_.vec) + ";  // elements of this tile");
     full_bases(idx);
-    line(depth_++, "for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {");
+    const std::string done = vector_loop(body);
+    line(depth_++, "for (int64_t j = " + done + "threadIdx.x; j < n; j += blockDim.x) {");
     body();
     while (depth_ > outer) close();
+  }
+
+  bool contiguous(const AscNode& n) const { return moves_contiguously(k_, n); }
+
+  /// The tile's vector loop, where its contiguous data and stores sit at 16-byte-aligned
+  /// addresses (checked per tile: the same for every thread of the block): each thread takes
+  /// lanes_ consecutive elements at a time, reading each contiguous input as one af_vec access
+  /// and writing each contiguous store as one, `body` run per element on registers. Returns
+  /// "nv + " (the elements it covered, where the scalar loop starts), or "" when the kernel moves
+  /// nothing contiguously.
+  template <typename Body>
+  std::string vector_loop(Body body) {
+    if (lanes_ < 2) return "";
+    const size_t mark = lines_.size();
+    const int depth = depth_;
+    depth_ = depth + 2;  // the body sits in: for (j0) { for (u) {
+    vector_ = true;
+    vector_data_.clear();
+    vector_stores_.clear();
+    body();
+    vector_ = false;
+    std::vector<std::string> inner(lines_.begin() + static_cast<std::ptrdiff_t>(mark),
+                                   lines_.end());
+    lines_.resize(mark);
+    depth_ = depth;
+    if (vector_data_.empty() && vector_stores_.empty()) return "";
+    const std::string v = std::to_string(lanes_);
+    auto vec_type = [&](size_t i) {
+      return "af_vec<" + *cuda_storage_type(g_.nodes[i].out.dtype) + ", " + v + ">";
+    };
+    std::string aligned;
+    for (const std::set<size_t>* nodes : {&vector_data_, &vector_stores_})
+      for (size_t i : *nodes)
+        aligned += std::string(aligned.empty() ? "" : " && ") + "af_aligned(" + pointer(i) + " + " +
+                   base_[i] + ", " + std::to_string(lanes_ * dtype_size(g_.nodes[i].out.dtype)) +
+                   ")";
+    line(depth_, "const int64_t nv = " + aligned + " ? n / " + v + " * " + v +
+                     " : 0;  // elements moved " + v + " at a time");
+    line(depth_++,
+         "for (int64_t j0 = threadIdx.x * " + v + "; j0 < nv; j0 += blockDim.x * " + v + ") {");
+    for (size_t d : vector_data_)
+      line(depth_, "const " + vec_type(d) + " q" + std::to_string(d) +
+                       " = *reinterpret_cast<const " + vec_type(d) + "*>(" + pointer(d) + " + " +
+                       base_[d] + " + j0);");
+    for (size_t st : vector_stores_) line(depth_, vec_type(st) + " s" + std::to_string(st) + ";");
+    line(depth_, "#pragma unroll");
+    line(depth_++, "for (int u = 0; u < " + v + "; ++u) {");
+    auto names_j = [](const std::string& l) {  // whether line `l` reads the element index j
+      for (size_t p = l.find('j'); p != std::string::npos; p = l.find('j', p + 1)) {
+        auto word = [&](size_t q) { return q < l.size() && (std::isalnum(l[q]) || l[q] == '_'); };
+        if ((p == 0 || !word(p - 1)) && !word(p + 1)) return true;
+      }
+      return false;
+    };
+    if (std::any_of(inner.begin(), inner.end(), names_j)) line(depth_, "const int64_t j = j0 + u;");
+    lines_.insert(lines_.end(), inner.begin(), inner.end());
+    close();
+    for (size_t st : vector_stores_)
+      line(depth_, "*reinterpret_cast<" + vec_type(st) + "*>(" + pointer(st) + " + " + base_[st] +
+                       " + j0) = s" + std::to_string(st) + ";");
+    close();
+    return "nv + ";
+  }
+
+  /// The kernel parameter data node or store node `i` addresses: in<k> or out<k>.
+  std::string pointer(size_t i) const {
+    const AscNode& n = g_.nodes[i];
+    if (n.op == "data") return "in" + index_attr(n);
+    for (const AscNode& user : g_.nodes)
+      if (user.op == "output" && user.inputs.at(0) == static_cast<int>(i))
+        return "out" + index_attr(user);
+    codegen_fail(g_, "%" + n.name + " feeds no output");
   }
 
   /// The element a data or store node addresses: its tile base, plus j times its lane stride.
@@ -207,17 +307,20 @@ class KernelPrinter {
       var_[i] = in(0);
     } else if (n.op == "load") {
       const size_t d = static_cast<size_t>(n.inputs.at(0));
+      std::string element = pointer(d) + "[" + at(d) + "]";
+      if (vector_ && contiguous(g_.nodes[d])) {
+        vector_data_.insert(d);
+        element = "q" + std::to_string(d) + ".v[u]";
+      }
       line(depth_,
-           "const " + lane + " " + var_[i] + " = " +
-               cuda_load_expr(n.out.dtype, "in" + index_attr(g_.nodes[d]) + "[" + at(d) + "]") +
-               ";");
+           "const " + lane + " " + var_[i] + " = " + cuda_load_expr(n.out.dtype, element) + ";");
     } else if (n.op == "store") {
-      std::string out;
-      for (const AscNode& user : g_.nodes)
-        if (user.op == "output" && user.inputs.at(0) == static_cast<int>(i))
-          out = "out" + index_attr(user);
-      if (out.empty()) codegen_fail(g_, "%" + n.name + " feeds no output");
-      line(depth_, out + "[" + at(i) + "] = " + cuda_store_expr(n.out.dtype, in(0)) + ";");
+      std::string element = pointer(i) + "[" + at(i) + "]";
+      if (vector_ && contiguous(n)) {
+        vector_stores_.insert(i);
+        element = "s" + std::to_string(i) + ".v[u]";
+      }
+      line(depth_, element + " = " + cuda_store_expr(n.out.dtype, in(0)) + ";");
     } else if (n.op == "scalar") {
       line(depth_, "const " + lane + " " + var_[i] + " = " + literal(n) + ";");
     } else if (n.op == "cast") {
@@ -348,6 +451,9 @@ class KernelPrinter {
   IndexDeriver idx_;
   std::vector<std::string> var_, base_;
   int depth_ = 0;
+  const int lanes_ = vector_lanes(k_);  // elements a thread moves at a time in the vector loop
+  bool vector_ = false;                 // printing the vector loop's body
+  std::set<size_t> vector_data_, vector_stores_;  // what the vector loop reads and writes whole
 };
 
 }  // namespace

@@ -228,6 +228,12 @@ __device__ __forceinline__ float af_add(float a, float b) { return a + b; }
 __device__ __forceinline__ float af_mul(float a, float b) { return a * b; }
 __device__ __forceinline__ bool af_or(bool a, bool b) { return a || b; }
 __device__ __forceinline__ bool af_and(bool a, bool b) { return a && b; }
+// V elements of T moved as one access (16 bytes at most: ld/st.global.v4 and narrower), and
+// whether an address allows it.
+template <typename T, int V> struct alignas(sizeof(T) * V) af_vec { T v[V]; };
+__device__ __forceinline__ bool af_aligned(const void* p, int bytes) {
+  return ((unsigned long long)p & (unsigned long long)(bytes - 1)) == 0;
+}
 // A thread block's accumulators joined (a warp by shuffles, then the warps' results through
 // shared memory); every thread gets the result. blockDim.x is a multiple of 32 (the tiling
 // function's threads), and every thread of the block calls it.
