@@ -27,10 +27,12 @@ def compile_cubin(code: str, arch: str = "sm_90"):
     return ok, out if ok else out.decode(errors="replace")
 
 
-def cuda_source(path: str) -> str:
-    """What autofuse-opt prints for the graph in `path` with --target=cuda (fuse and codegen)."""
-    run = subprocess.run([autofuse_opt(), "--target=cuda", "--passes=fuse,schedule,codegen", path],
-                         capture_output=True, text=True, timeout=300)
+def cuda_source(path: str, ascir: bool = False) -> str:
+    """What autofuse-opt prints for the graph in `path` (Graph IR, or AscIR) with --target=cuda
+    (fuse, schedule and codegen)."""
+    passes = ["--input=ascir", "--passes=schedule,codegen"] if ascir else ["--passes=fuse,schedule,codegen"]
+    run = subprocess.run([autofuse_opt(), "--target=cuda", *passes, path], capture_output=True, text=True,
+                         timeout=300)
     assert run.returncode == 0, run.stderr
     return run.stdout
 
@@ -52,6 +54,18 @@ def test_every_golden_kernel_the_cuda_printer_takes_compiles_with_nvrtc_for_sm_9
         kernels += code.count("__global__")
     print(f"{kernels} CUDA kernels of {len(GOLDENS)} golden models compiled with NVRTC {NVRTC[0]}")
     assert len(GOLDENS) == 20 and kernels >= 290  # 304 when written: all of them
+
+
+@pytest.mark.skipif(bool(NO_NVRTC), reason=NO_NVRTC)
+@pytest.mark.parametrize("name,ascir", [("cuda_kernel.ir", False), ("cuda_reduce.ir", False), ("cpu_gather.ir", True)])
+def test_the_cuda_lit_graphs_compile_with_nvrtc(name, ascir):
+    """The graphs whose CUDA source the lit tests check (a gather's among them) compile."""
+    text = cuda_source(os.path.join(ROOT, "tests", "lit", "codegen", name), ascir)
+    units = re.findall(r'R"af_cuda\(\n(.*?)\)af_cuda";', text, re.S)  # one per graph of the file
+    assert sum(u.count("__global__") for u in units) >= 1
+    for code in units:
+        ok, log = compile_cubin(code)
+        assert ok, log
 
 
 def test_a_cpu_graph_with_the_cuda_target_runs_eagerly_with_the_reason():

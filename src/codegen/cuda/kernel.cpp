@@ -52,7 +52,6 @@ std::string cuda_node_reason(const AscGraph& g) {
     if (!cuda_lane_type(n.out.dtype))
       return "%" + n.name + " is " + std::string(dtype_name(n.out.dtype)) +
              ", which CUDA kernels do not compute";
-    if (n.op == "load" && n.inputs.size() == 2) return "%" + n.name + " is a gather";
     const graph::OpDef* def = graph::find_op(n.op);
     const bool logical = n.op == "reduce_any" || n.op == "reduce_all";
     if (graph::is_reduce_op(n.op) &&
@@ -214,6 +213,11 @@ class KernelPrinter {
 
   bool contiguous(const AscNode& n) const { return moves_contiguously(k_, n); }
 
+  /// Integer attribute `name` of node `n` as a literal.
+  static std::string attr_text(const AscNode& n, const char* name) {
+    return std::to_string(std::get<int64_t>(n.attrs.at(name))) + "LL";
+  }
+
   /// The tile's vector loop, where its contiguous data and stores sit at 16-byte-aligned
   /// addresses (checked per tile: the same for every thread of the block): each thread takes
   /// lanes_ consecutive elements at a time, reading each contiguous input as one af_vec access
@@ -308,7 +312,10 @@ class KernelPrinter {
     } else if (n.op == "load") {
       const size_t d = static_cast<size_t>(n.inputs.at(0));
       std::string element = pointer(d) + "[" + at(d) + "]";
-      if (vector_ && contiguous(g_.nodes[d])) {
+      if (n.inputs.size() == 2)  // a gather: the row its index picks (never a vector access)
+        element = pointer(d) + "[" + at(d) + " + af_gather_index(" + in(1) + ", " +
+                  attr_text(n, "index_bound") + ") * " + attr_text(n, "index_stride") + "]";
+      else if (vector_ && contiguous(g_.nodes[d])) {
         vector_data_.insert(d);
         element = "q" + std::to_string(d) + ".v[u]";
       }

@@ -228,6 +228,12 @@ __device__ __forceinline__ float af_add(float a, float b) { return a + b; }
 __device__ __forceinline__ float af_mul(float a, float b) { return a * b; }
 __device__ __forceinline__ bool af_or(bool a, bool b) { return a || b; }
 __device__ __forceinline__ bool af_and(bool a, bool b) { return a && b; }
+// A gather's index, checked against its dim: out of range, the kernel traps, as eager's CUDA
+// kernels fail a device-side assert (the launch's error reaches the caller at its next sync).
+__device__ __forceinline__ long long af_gather_index(long long i, long long bound) {
+  if ((unsigned long long)i >= (unsigned long long)bound) __trap();
+  return i;
+}
 // V elements of T moved as one access (16 bytes at most: ld/st.global.v4 and narrower), and
 // whether an address allows it.
 template <typename T, int V> struct alignas(sizeof(T) * V) af_vec { T v[V]; };
