@@ -249,14 +249,18 @@ void aten_where_no_node_form(CompiledProgram& prog, const CompileOptions& opts) 
   give_back_to_aten(
       prog.fused,
       [&](const fusion::FusedNode& n) -> std::string {
-        std::string why;
-        for (const ascir::AscGraph* g : n.kernel_graphs())
+        for (const ascir::AscGraph* g : n.kernel_graphs()) {  // a concat: any segment's
+          std::string why;
           for (const codegen::Backend* b : chain) {
             why = b->node_reason(*g, opts.target);
             if (why.empty()) break;
           }
-        const graph::Node& op = prog.fused.source.nodes.at(static_cast<size_t>(n.ops.at(0)));
-        return why.empty() ? "" : "%" + op.name + " runs as an ATen op: " + why;
+          if (!why.empty()) {
+            const graph::Node& op = prog.fused.source.nodes.at(static_cast<size_t>(n.ops.at(0)));
+            return "%" + op.name + " runs as an ATen op: " + why;
+          }
+        }
+        return "";
       },
       prog.given_back);
 }

@@ -78,10 +78,15 @@ TEST(CudaLauncher, AGraphCompiledForCudaHasDeviceKernelsWithHostTilingAndThreads
   EXPECT_EQ(g.threads, 96);   // 300 elements a tile, 4 a thread: 75, rounded up to warps
   EXPECT_GE(g.block_dim, 4);  // a row is at least one block
   EXPECT_EQ(g.grid, g.block_dim);
-  const int64_t big[] = {100000, 300};
+  const int64_t big[] = {100000, 300};  // 3 rows side by side in a block of 256 threads
   g = k.geometry(big, h100, td);
-  EXPECT_EQ(g.grid, 132 * (2048 / 96));  // what the SMs keep resident; the grid strides
-  EXPECT_GE(g.block_dim, 100000);
+  EXPECT_EQ(g.threads, 256);
+  EXPECT_EQ(g.block_dim, (100000 + 2) / 3);
+  EXPECT_EQ(g.grid, 132 * (2048 / 256));  // what the SMs keep resident; the grid strides
+  const int64_t narrow[] = {2000, 16};    // 4 threads a row: 64 rows a block, >= 2 blocks an SM
+  g = k.geometry(narrow, h100, td);
+  EXPECT_EQ(g.threads, 32);  // 2000 rows / 264 -> 7 rows a block: 28 threads, a warp
+  EXPECT_EQ(g.block_dim, (2000 + 6) / 7);
   const int64_t none[] = {0, 300};
   EXPECT_EQ(k.geometry(none, h100, td).grid, 0);
 }

@@ -101,10 +101,19 @@ int vector_lanes(const KernelContext& k) {
   return widest ? static_cast<int>(16 / widest) : 1;
 }
 
+/// Whether the tiles of an elementwise kernel `k`'s block run side by side, each on a group of
+/// the block's threads (the block-inner loop, nest[1], spread over the groups); a reduction's
+/// threads share one tile (its joins span the block).
+bool tiles_side_by_side(const KernelContext& k) {
+  return k.plan.full.empty() && k.nest.size() >= 3 &&
+         cpp_expr(k, k.g->axis(k.nest[1]).size) == k.sym_var.at(k.block_param);
+}
+
 }  // namespace
 
 std::string cuda_tiling_data(const KernelContext& k) {
   std::vector<TilingField> fields = nest_tiling_fields(k, "tile size (elements)");
+  fields.push_back({"int64_t", "tile_threads", "threads per tile"});
   fields.push_back({"int64_t", "threads", "threads per thread block"});
   return tiling_data_struct(k.name, fields);
 }
@@ -119,16 +128,29 @@ std::string cuda_tiling_function(const KernelContext& k) {
     if (p.name == k.tile_param) align = p.align;
   const std::string tile = k.sym_var.at(k.tile_param), block = k.sym_var.at(k.block_param);
   const std::string a = std::to_string(align);
-  f += "  (void)target;\n";
+  const std::string lanes = std::to_string(vector_lanes(k));  // a thread's elements at a time
   f += "  const int64_t extent = " + cpp_expr(k, g.axis(k.vec_parent).size) + ";\n";
   f += "  const int64_t " + tile + " = af_min((extent + " + a + " - 1) / " + a + " * " + a +
        ", 1024 / " + a + " * " + a + ");\n";
-  f += "  const int64_t " + block + " = 1;\n";
+  if (tiles_side_by_side(k)) {
+    // A group of threads per tile, as many tiles side by side as fill 256 threads, but no fewer
+    // blocks than two per SM while the tiles last.
+    f += "  const int64_t tile_threads = af_min((" + tile + " + " + lanes + " - 1) / " + lanes +
+         ", 256);\n";
+    f += "  const int64_t tiles = " + cpp_expr(k, g.axis(k.block_parent).size) + ";\n";
+    f += "  const int64_t " + block +
+         " = af_max(1, af_min(256 / tile_threads, tiles / af_max(1, 2 * target->cores)));\n";
+    f += "  td->tile_threads = tile_threads;\n";
+    f += "  td->threads = af_min((tile_threads * " + block + " + 31) / 32 * 32, 256);\n";
+  } else {
+    f += "  (void)target;\n";
+    f += "  const int64_t " + block + " = 1;\n";
+    f += "  td->threads = af_min(((" + tile + " + " + lanes + " - 1) / " + lanes +
+         " + 31) / 32 * 32, 256);\n";
+    f += "  td->tile_threads = td->threads;\n";
+  }
   f += "  td->" + tile + " = " + tile + ";\n";
   f += "  td->" + block + " = " + block + ";\n";
-  const std::string lanes = std::to_string(vector_lanes(k));  // a thread's elements at a time
-  f += "  td->threads = af_min(((" + tile + " + " + lanes + " - 1) / " + lanes +
-       " + 31) / 32 * 32, 256);\n";
   f += "  td->header.block_dim = " + cpp_expr(k, g.axis(k.block_outer).size) + ";\n";
   f += "  td->header.tiling_key = " + std::to_string(g.schedule->tiling_key) + ";\n";
   f += "}\n";
@@ -166,6 +188,15 @@ class KernelPrinter {
       line(1, "const int64_t " + size_var(a.id) + " = " + cpp_expr(k_, a.size) + ";  // " + a.name);
     idx_.set(k_.block_outer, bo);
     depth_ = 1;
+    if (side_by_side_) {
+      // The block's threads in groups of td.tile_threads, a tile per group at a time (threads
+      // past the last whole group have no tile: nothing here waits for them).
+      line(1, "const int64_t tpt = td.tile_threads, lane = threadIdx.x % tpt;");
+      line(1, "const int64_t group = threadIdx.x / tpt, groups = blockDim.x / tpt;");
+      line(1, "if (group >= groups) return;");
+    } else if (g_.schedule->family != ascir::ScheduleFamily::ReduceOuter) {
+      line(1, "const int64_t tpt = blockDim.x, lane = threadIdx.x;  // the block shares a tile");
+    }
     if (k_.plan.full.empty()) {
       tile_loops(1, [&] { nodes([](size_t) { return true; }); });
     } else {
@@ -182,11 +213,14 @@ class KernelPrinter {
   void line(int depth, const std::string& s) {
     lines_.push_back(std::string(2 * static_cast<size_t>(depth), ' ') + s);
   }
-  void open_loop(IndexDeriver& idx, int a) {
+  /// Opens the loop over axis `a`; `spread`: its iterations spread over the block's groups of
+  /// threads (group g runs g, g + groups, ...).
+  void open_loop(IndexDeriver& idx, int a, bool spread = false) {
     idx.set_indent(std::string(2 * static_cast<size_t>(depth_), ' '));
     const std::string var = "i" + std::to_string(a);
-    line(depth_, "for (int64_t " + var + " = 0; " + var + " < " + loop_extent(k_, idx, a) + "; ++" +
-                     var + ") {  // " + g_.axis(a).name);
+    line(depth_, "for (int64_t " + var + " = " + (spread ? "group" : "0") + "; " + var + " < " +
+                     loop_extent(k_, idx, a) + "; " + (spread ? var + " += groups" : "++" + var) +
+                     ") {  // " + g_.axis(a).name);
     idx.set(a, var);
     ++depth_;
   }
@@ -199,14 +233,15 @@ class KernelPrinter {
   void tile_loops(size_t from, Body body) {
     const int outer = depth_;
     IndexDeriver idx = idx_;
-    for (size_t l = from; l + 1 < k_.nest.size(); ++l) open_loop(idx, k_.nest[l]);
+    for (size_t l = from; l + 1 < k_.nest.size(); ++l)
+      open_loop(idx, k_.nest[l], side_by_side_ && l == 1);
     idx.set_indent(std::string(2 * static_cast<size_t>(depth_), ' '));
     idx.set(k_.vec, "0", true);
     line(depth_,
          "const int64_t n = " + loop_extent(k_, idx, k_.vec) + ";  // elements of this tile");
     full_bases(idx);
     const std::string done = vector_loop(body);
-    line(depth_++, "for (int64_t j = " + done + "threadIdx.x; j < n; j += blockDim.x) {");
+    line(depth_++, "for (int64_t j = " + done + "lane; j < n; j += tpt) {");
     body();
     while (depth_ > outer) close();
   }
@@ -252,8 +287,7 @@ class KernelPrinter {
                    ")";
     line(depth_, "const int64_t nv = " + aligned + " ? n / " + v + " * " + v +
                      " : 0;  // elements moved " + v + " at a time");
-    line(depth_++,
-         "for (int64_t j0 = threadIdx.x * " + v + "; j0 < nv; j0 += blockDim.x * " + v + ") {");
+    line(depth_++, "for (int64_t j0 = lane * " + v + "; j0 < nv; j0 += tpt * " + v + ") {");
     for (size_t d : vector_data_)
       line(depth_, "const " + vec_type(d) + " q" + std::to_string(d) +
                        " = *reinterpret_cast<const " + vec_type(d) + "*>(" + pointer(d) + " + " +
@@ -459,8 +493,9 @@ class KernelPrinter {
   std::vector<std::string> var_, base_;
   int depth_ = 0;
   const int lanes_ = vector_lanes(k_);  // elements a thread moves at a time in the vector loop
-  bool vector_ = false;                 // printing the vector loop's body
-  std::set<size_t> vector_data_, vector_stores_;  // what the vector loop reads and writes whole
+  const bool side_by_side_ = tiles_side_by_side(k_);  // groups of threads, a tile each
+  bool vector_ = false;                               // printing the vector loop's body
+  std::set<size_t> vector_data_, vector_stores_;      // what the vector loop reads and writes whole
 };
 
 }  // namespace
