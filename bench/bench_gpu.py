@@ -44,12 +44,17 @@ def forward(m: torch.nn.Module, kw: Dict[str, torch.Tensor]) -> torch.Tensor:
     return out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
 
 
-def run_case(name: str, dtype: torch.dtype, shape: str, budget_s: float) -> Dict[str, object]:
+def sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def run_case(name: str, dtype: torch.dtype, shape: str, budget_s: float, device: str) -> Dict[str, object]:
     batch, seq = SHAPES[shape]
     if not models.ALL_MODELS[name].vocab:
         batch = 2 if shape == "4x128" else 1
-    base = models.build(name, dtype, train=False).cuda()
-    kw = {k: (v.to(dtype) if v.is_floating_point() else v).cuda()
+    base = models.build(name, dtype, train=False).to(device)
+    kw = {k: (v.to(dtype) if v.is_floating_point() else v).to(device)
           for k, v in models.example_inputs(name, batch, seq).items()}
     row: Dict[str, object] = {"model": name, "dtype": str(dtype).replace("torch.", ""), "shape": shape}
     fns: Dict[str, Callable[[], object]] = {}
@@ -61,7 +66,7 @@ def run_case(name: str, dtype: torch.dtype, shape: str, budget_s: float) -> Dict
             t0 = time.perf_counter()
             with autofuse.collect_records() as recs:
                 got = fn(m, kw)
-            torch.cuda.synchronize()
+            sync(device)
             row[f"compile_{v}"] = time.perf_counter() - t0
             if v == "autofuse":
                 row["kernels"] = sum(r.num_kernels for r in recs)
@@ -74,7 +79,7 @@ def run_case(name: str, dtype: torch.dtype, shape: str, budget_s: float) -> Dict
 
             def call(fn=fn, m=m) -> None:
                 fn(m, kw)
-                torch.cuda.synchronize()
+                sync(device)
 
             fns[v] = call
         rounds = rounds_for(fns, budget_s, 5, 200)
@@ -90,8 +95,9 @@ def main() -> None:
     ap.add_argument("--models", default=",".join(models.MODELS))
     ap.add_argument("--dtypes", default="fp32,bf16")
     ap.add_argument("--shapes", default="4x128,1x32")
+    ap.add_argument("--device", default="cuda", help="cpu: the same run on the CPU (a dry run of this script)")
     args = ap.parse_args()
-    if not torch.cuda.is_available() or _C.cuda_unavailable():
+    if args.device == "cuda" and (not torch.cuda.is_available() or _C.cuda_unavailable()):
         print(f"no GPU run: {_C.cuda_unavailable() or 'torch has no CUDA device'}")
         return
     total = float(os.environ.get("BENCH_GPU_TOTAL_S", "300"))
@@ -107,11 +113,12 @@ def main() -> None:
                     continue
                 progress(f"{name} {d} {shape} ...")
                 try:
-                    rows.append(run_case(name, dtypes[d], shape, per_case))
+                    rows.append(run_case(name, dtypes[d], shape, per_case, args.device))
                 except Exception as e:  # a failing case is reported, the others still run
                     rows.append({"model": name, "dtype": d, "shape": shape, "error": f"{type(e).__name__}: {e}"})
                 torch._dynamo.reset()
-    lines = [f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, NVRTC {_C.nvrtc()}", "",
+    where = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
+    lines = [f"device: {where}, torch {torch.__version__}, NVRTC {_C.nvrtc()}", "",
              "| model | dtype | shape | eager ms | Inductor ms | autofuse ms | vs eager | vs Inductor | "
              "match (Ind / af) | kernels | compile s (Ind / af) | eager graphs |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

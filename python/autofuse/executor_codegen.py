@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from .symbolic import SymbolReader, py_text
+from .weight_packs import HAS_CONST_DATA_PTR
 
 # Step tags (executor.py builds the steps).
 KERNEL, EAGER, VIEW, SIZE = 0, 1, 2, 3
@@ -35,10 +36,6 @@ _empty_strided = _dynamo_guards_fn(
 reinterpret = _dynamo_guards_fn(
     "_reinterpret_tensor", lambda t, shape, strides, inc: t.as_strided(shape, strides, t.storage_offset() + inc))
 
-
-# Tensor.const_data_ptr (torch 2.13; the GPU machine's torch 2.11 lacks it, and its graphs keep
-# no packs whose copy-on-write storage data_ptr would copy).
-_CONST_DATA_PTR = hasattr(torch.Tensor, "const_data_ptr")
 
 _SYMBOL = re.compile(r"[a-z]+[0-9]+")  # Dynamo's size symbols: s0, s27, u3 (locals of run())
 
@@ -79,7 +76,7 @@ def _ptr(slot: int, offset: int, read_only: bool = False) -> str:
     """The address expression of env[slot] (plus `offset` bytes): an input a kernel only reads
     through const_data_ptr, which leaves a copy-on-write tensor (a weight with a kept pack,
     weight_packs.py) sharing its storage, where data_ptr would give it a copy of its own."""
-    get = "const_data_ptr" if read_only and _CONST_DATA_PTR else "data_ptr"
+    get = "const_data_ptr" if read_only and HAS_CONST_DATA_PTR else "data_ptr"
     return f"env[{slot}].{get}() + {offset}" if offset else f"env[{slot}].{get}()"
 
 

@@ -197,8 +197,9 @@ def _few_rows(x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], kn: b
     rows, k = x.shape
     n = w.shape[1] if kn else w.shape[0]
     y = torch.empty((rows, n), dtype=x.dtype)
-    _C.linear_rows(x.dtype == torch.bfloat16, kn, x.const_data_ptr(), x.stride(0) if rows > 1 else k,
-                   w.const_data_ptr(), w.stride(0), 0 if b is None else b.const_data_ptr(), y.data_ptr(), rows, n, k,
+    ptr = weight_packs.read_ptr
+    _C.linear_rows(x.dtype == torch.bfloat16, kn, ptr(x), x.stride(0) if rows > 1 else k,
+                   ptr(w), w.stride(0), 0 if b is None else ptr(b), y.data_ptr(), rows, n, k,
                    torch.get_num_threads())
     return y
 

@@ -26,10 +26,20 @@ import torch
 _is_cow = torch._C._is_cow_tensor  # (tensor) -> whether its storage is copy-on-write
 
 
+# Tensor.const_data_ptr reads an address without copying a copy-on-write storage (torch 2.13).
+# The GPU machine's torch 2.11 lacks it: there no pack is kept (sees_every_write), so no
+# copy-on-write clone exists and data_ptr reads the same address.
+HAS_CONST_DATA_PTR = hasattr(torch.Tensor, "const_data_ptr")
+read_ptr: Callable[[torch.Tensor], int] = getattr(torch.Tensor, "const_data_ptr", torch.Tensor.data_ptr)
+
+
 def sees_every_write() -> bool:
     """Whether every write to a parameter in this process goes through PyTorch, where a kept
     pack's copy-on-write clone sees it: not once torch.distributed is initialized (collectives
-    write through the backend's pointers; FSDP's all-gather fills unsharded parameters)."""
+    write through the backend's pointers; FSDP's all-gather fills unsharded parameters), nor
+    where torch cannot read a pointer without copying (Tensor.const_data_ptr: torch 2.13)."""
+    if not HAS_CONST_DATA_PTR:
+        return False
     dist = torch.distributed
     return not (dist.is_available() and dist.is_initialized())
 
