@@ -53,9 +53,7 @@ std::string cuda_node_reason(const AscGraph& g) {
       return "%" + n.name + " is " + std::string(dtype_name(n.out.dtype)) +
              ", which CUDA kernels do not compute";
     const graph::OpDef* def = graph::find_op(n.op);
-    const bool logical = n.op == "reduce_any" || n.op == "reduce_all";
-    if (graph::is_reduce_op(n.op) &&
-        (!cuda_reduce_form(n.op) || n.out.dtype != (logical ? DType::Bool : DType::F32)))
+    if (graph::is_reduce_op(n.op) && !cuda_reduce_form(n.op, n.out.dtype))
       return "%" + n.name + ": no CUDA form of " + n.op + " on " +
              std::string(dtype_name(n.out.dtype));
     if (!def || def->cls != graph::OpClass::Elementwise) continue;
@@ -484,7 +482,9 @@ class KernelPrinter {
     while (depth_ > outer) close();
   }
 
-  CudaReduce form(size_t r) const { return *cuda_reduce_form(g_.nodes[r].op); }
+  CudaReduce form(size_t r) const {
+    return *cuda_reduce_form(g_.nodes[r].op, g_.nodes[r].out.dtype);
+  }
 
   const KernelContext& k_;
   const AscGraph& g_;

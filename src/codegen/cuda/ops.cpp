@@ -168,17 +168,30 @@ std::optional<std::string> cuda_op_expr(const std::string& kind, DType operand,
   return substitute(tpl, args);
 }
 
-std::optional<CudaReduce> cuda_reduce_form(const std::string& kind) {
-  if (kind == "reduce_sum" || kind == "reduce_mean")
-    return CudaReduce{"0.0f", "af_add", "af_block_sum"};
-  if (kind == "reduce_prod") return CudaReduce{"1.0f", "af_mul", "af_block_prod"};
-  if (kind == "reduce_max")
-    return CudaReduce{"__int_as_float(0xff800000)", "af_maximum", "af_block_max"};
-  if (kind == "reduce_min")
-    return CudaReduce{"__int_as_float(0x7f800000)", "af_minimum", "af_block_min"};
+std::optional<CudaReduce> cuda_reduce_form(const std::string& kind, DType t) {
+  const std::optional<Lane> lane = lane_of(t);
+  if (lane == Lane::Float && t == DType::F32) {
+    if (kind == "reduce_sum" || kind == "reduce_mean")
+      return CudaReduce{"0.0f", "af_add", "af_block_sum"};
+    if (kind == "reduce_prod") return CudaReduce{"1.0f", "af_mul", "af_block_prod"};
+    if (kind == "reduce_max")
+      return CudaReduce{"__int_as_float(0xff800000)", "af_maximum", "af_block_max"};
+    if (kind == "reduce_min")
+      return CudaReduce{"__int_as_float(0x7f800000)", "af_minimum", "af_block_min"};
+  }
+  if (lane == Lane::Int) {  // in long long lanes, wrapping as eager's int64 accumulators do
+    if (kind == "reduce_sum") return CudaReduce{"0LL", "af_add_ll", "af_block_sum_ll"};
+    if (kind == "reduce_prod") return CudaReduce{"1LL", "af_mul_ll", "af_block_prod_ll"};
+    if (kind == "reduce_max")
+      return CudaReduce{"(-9223372036854775807LL - 1)", "af_max_ll", "af_block_max_ll"};
+    if (kind == "reduce_min")
+      return CudaReduce{"9223372036854775807LL", "af_min_ll", "af_block_min_ll"};
+  }
   // bool lanes: the block's join is CUDA's own barrier with a predicate
-  if (kind == "reduce_any") return CudaReduce{"false", "af_or", "(bool)__syncthreads_or"};
-  if (kind == "reduce_all") return CudaReduce{"true", "af_and", "(bool)__syncthreads_and"};
+  if (lane == Lane::Bool && kind == "reduce_any")
+    return CudaReduce{"false", "af_or", "(bool)__syncthreads_or"};
+  if (lane == Lane::Bool && kind == "reduce_all")
+    return CudaReduce{"true", "af_and", "(bool)__syncthreads_and"};
   return std::nullopt;
 }
 
@@ -243,9 +256,9 @@ __device__ __forceinline__ bool af_aligned(const void* p, int bytes) {
 // A thread block's accumulators joined (a warp by shuffles, then the warps' results through
 // shared memory); every thread gets the result. blockDim.x is a multiple of 32 (the tiling
 // function's threads), and every thread of the block calls it.
-#define AF_BLOCK_REDUCE(NAME, OP, IDENTITY)                                   \
-  __device__ __forceinline__ float NAME(float v) {                            \
-    __shared__ float part[32];                                                \
+#define AF_BLOCK_REDUCE(NAME, T, OP, IDENTITY)                                \
+  __device__ __forceinline__ T NAME(T v) {                                    \
+    __shared__ T part[32];                                                    \
     for (int o = 16; o > 0; o >>= 1) v = OP(v, __shfl_xor_sync(0xffffffffu, v, o)); \
     __syncthreads();                                                          \
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;                  \
@@ -258,10 +271,23 @@ __device__ __forceinline__ bool af_aligned(const void* p, int bytes) {
     __syncthreads();                                                          \
     return part[0];                                                           \
   }
-AF_BLOCK_REDUCE(af_block_sum, af_add, 0.0f)
-AF_BLOCK_REDUCE(af_block_prod, af_mul, 1.0f)
-AF_BLOCK_REDUCE(af_block_max, af_maximum, __int_as_float(0xff800000))
-AF_BLOCK_REDUCE(af_block_min, af_minimum, __int_as_float(0x7f800000))
+AF_BLOCK_REDUCE(af_block_sum, float, af_add, 0.0f)
+AF_BLOCK_REDUCE(af_block_prod, float, af_mul, 1.0f)
+AF_BLOCK_REDUCE(af_block_max, float, af_maximum, __int_as_float(0xff800000))
+AF_BLOCK_REDUCE(af_block_min, float, af_minimum, __int_as_float(0x7f800000))
+// Integer accumulators (long long lanes): unsigned arithmetic wraps as eager's int64 does.
+__device__ __forceinline__ long long af_add_ll(long long a, long long b) {
+  return (long long)((unsigned long long)a + (unsigned long long)b);
+}
+__device__ __forceinline__ long long af_mul_ll(long long a, long long b) {
+  return (long long)((unsigned long long)a * (unsigned long long)b);
+}
+__device__ __forceinline__ long long af_max_ll(long long a, long long b) { return a < b ? b : a; }
+__device__ __forceinline__ long long af_min_ll(long long a, long long b) { return b < a ? b : a; }
+AF_BLOCK_REDUCE(af_block_sum_ll, long long, af_add_ll, 0LL)
+AF_BLOCK_REDUCE(af_block_prod_ll, long long, af_mul_ll, 1LL)
+AF_BLOCK_REDUCE(af_block_max_ll, long long, af_max_ll, (-9223372036854775807LL - 1))
+AF_BLOCK_REDUCE(af_block_min_ll, long long, af_min_ll, 9223372036854775807LL)
 __device__ __forceinline__ float af_div_floor(float a, float b) {
   if (b == 0.0f) return a / b;
   float m = fmodf(a, b);

@@ -34,15 +34,15 @@ std::string cuda_cast_expr(DType from, DType to, const std::string& v);
 std::optional<std::string> cuda_op_expr(const std::string& kind, DType operand,
                                         const std::vector<std::string>& args, const AttrMap& attrs);
 
-/// How a reduction kind accumulates (f32 lanes; reduce_any / reduce_all: bool lanes): the
-/// identity, the step `step(acc, x)` and the join of the threads' accumulators across a thread
-/// block `join(acc)` (every thread gets it).
+/// How a reduction kind accumulates (f32 lanes; i64/i32 results in long long lanes; reduce_any /
+/// reduce_all: bool lanes): the identity, the step `step(acc, x)` and the join of the threads'
+/// accumulators across a thread block `join(acc)` (every thread gets it).
 struct CudaReduce {
   std::string identity, step, join;
 };
-/// The CUDA form of reduce kind `kind` (reduce_mean: the sum's; the caller divides); nullopt for
-/// one it has no form for.
-std::optional<CudaReduce> cuda_reduce_form(const std::string& kind);
+/// The CUDA form of reduce kind `kind` with result dtype `t` (reduce_mean: the sum's; the caller
+/// divides); nullopt for one it has no form for (f16/bf16 results: the graph reduces in f32).
+std::optional<CudaReduce> cuda_reduce_form(const std::string& kind, DType t);
 
 /// The device code every CUDA kernel source starts with (self-contained: NVRTC compiles it with
 /// no header).
