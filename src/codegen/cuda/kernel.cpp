@@ -104,7 +104,7 @@ int vector_lanes(const KernelContext& k) {
 /// threads share one tile (its joins span the block).
 bool tiles_side_by_side(const KernelContext& k) {
   return k.plan.full.empty() && k.nest.size() >= 3 &&
-         cpp_expr(k, k.g->axis(k.nest[1]).size) == k.sym_var.at(k.block_param);
+         k.g->axis(k.nest[1]).size.as_symbol() == k.block_param;
 }
 
 }  // namespace

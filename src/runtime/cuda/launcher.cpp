@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "jit/cache.h"
+#include "jit/file_io.h"
 #include "jit/hash.h"
 #include "jit/module.h"
 #include "jit/runtime_headers.h"
@@ -22,13 +23,8 @@ namespace {
 /// The most threads one SM keeps resident (every architecture from sm_80 on): a grid of
 /// SMs * (this / threads) blocks fills the device; the grid-stride loop covers the rest.
 constexpr int64_t kThreadsPerSm = 2048;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+/// The kernel parameters a launch passes without a heap allocation.
+constexpr size_t kStackParams = 64;
 
 /// The cached cubin at `path` when its recorded content hash (the first line) matches.
 std::optional<std::string> read_cubin(const std::string& path) {
@@ -95,8 +91,12 @@ std::string unavailable() {
 const std::map<std::string, std::string>& device_headers() {
   static const std::map<std::string, std::string> headers = [] {
     std::map<std::string, std::string> h;
-    for (const char* name : {"autofuse_abi.h", "autofuse_cpu_int.h"})
-      h[name] = read_file(jit::runtime_include_dir() + "/" + name);
+    for (const char* name : {"autofuse_abi.h", "autofuse_cpu_int.h"}) {
+      const std::string path = jit::runtime_include_dir() + "/" + name;
+      std::optional<std::string> text = jit::read_small_file(path);
+      if (!text) throw ToolchainError("autofuse: cannot read the runtime header '" + path + "'");
+      h[name] = *text;
+    }
     return h;
   }();
   return headers;
@@ -174,12 +174,18 @@ void CudaKernel::launch(void* const* args, size_t nargs, const int64_t* symbols,
     f = function_;
   }
   // kernelParams: a pointer to each argument's value: the TilingData, then each data pointer.
-  std::vector<void*> params(nargs + 1);
+  void* stack_params[kStackParams];
+  std::vector<void*> heap_params;
+  void** params = stack_params;
+  if (nargs + 1 > kStackParams) {
+    heap_params.resize(nargs + 1);
+    params = heap_params.data();
+  }
   params[0] = td;
   for (size_t i = 0; i < nargs; ++i) params[i + 1] = const_cast<void**>(args + i);
   d->check(
       d->cuLaunchKernel(f, static_cast<unsigned>(g.grid), 1, 1, static_cast<unsigned>(g.threads), 1,
-                        1, 0, reinterpret_cast<CuStream>(stream), params.data(), nullptr),
+                        1, 0, reinterpret_cast<CuStream>(stream), params, nullptr),
       "cuLaunchKernel(" + symbol_ + "_kernel, grid " + std::to_string(g.grid) + ", " +
           std::to_string(g.threads) + " threads)");
 }
